@@ -1,0 +1,109 @@
+// Helpers shared by libhivecl's entry points.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <cstring>
+#include <new>
+#include <string_view>
+#include <vector>
+
+#include "cl_error.hpp"
+#include "icd/cluster.hpp"
+#include "icd/objects.hpp"
+
+namespace hivecl::icd {
+
+// Runs an entry point's body: a ClError or a failed allocation becomes the returned
+// status; nothing ever unwinds into the C caller.
+template <class Body>
+cl_int guarded(Body&& body) noexcept {
+  try {
+    body();
+    return CL_SUCCESS;
+  } catch (const ClError& error) {
+    return error.code;
+  } catch (const std::bad_alloc&) {
+    return CL_OUT_OF_HOST_MEMORY;
+  } catch (...) {
+    return CL_OUT_OF_RESOURCES;
+  }
+}
+
+// The same for entry points that return an object and report through errcode_ret.
+template <class Body>
+auto guarded_create(cl_int* errcode_ret, Body&& body) noexcept -> decltype(body()) {
+  decltype(body()) result = nullptr;
+  const cl_int status = guarded([&] { result = body(); });
+  if (errcode_ret) *errcode_ret = status;
+  return status == CL_SUCCESS ? result : nullptr;
+}
+
+// The output arguments of a clGet*Info call, filled as the specification says.
+class InfoReply {
+ public:
+  InfoReply(size_t size, void* value, size_t* size_ret) : size_(size), value_(value), size_ret_(size_ret) {}
+
+  void bytes(const void* data, size_t size) {
+    if (value_) {
+      if (size_ < size) throw ClError{CL_INVALID_VALUE};
+      if (size) std::memcpy(value_, data, size);
+    }
+    if (size_ret_) *size_ret_ = size;
+  }
+  template <class T>
+  void scalar(const T& value) {
+    bytes(&value, sizeof value);
+  }
+  template <class T>
+  void list(const std::vector<T>& values) {
+    bytes(values.data(), values.size() * sizeof(T));
+  }
+  void string(std::string_view text) {
+    std::vector<char> terminated(text.begin(), text.end());
+    terminated.push_back('\0');
+    list(terminated);
+  }
+
+ private:
+  size_t size_;
+  void* value_;
+  size_t* size_ret_;
+};
+
+// The platform's devices of `type`, as clGetDeviceIDs lists them (ClError when none).
+std::vector<cl_device_id> devices_of_type(cl_device_type type);
+
+// Answers a query from the proxy's native object.
+void remote_info(Connection* connection, protocol::InfoFamily family, protocol::ObjectId object, cl_uint param,
+                 InfoReply& reply, protocol::ObjectId device = protocol::no_object, cl_uint arg_index = 0);
+
+// The remote ids of an event wait list, checked as every enqueue must: the list and its
+// count agree, each event is live, and all belong to `context`.
+std::vector<protocol::ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, const cl_event* events);
+
+// The common part of every enqueue: the command's position in its queue, and the event
+// the application asked for (or none), created once the proxy accepted the command.
+class EnqueuedCommand {
+ public:
+  EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, const cl_event* wait_events, cl_event* event_out);
+  _cl_command_queue* queue() const { return queue_; }
+  Connection* connection() const { return queue_->connection; }
+  protocol::EnqueueTail tail() const { return {wait_ids_, event_id_}; }
+  uint64_t position() const { return position_; }
+  // Publishes the event (if asked for) after the proxy accepted the command.
+  _cl_event* complete(cl_command_type type, std::shared_ptr<Incoming> incoming = nullptr);
+
+ private:
+  _cl_command_queue* queue_;
+  std::vector<protocol::ObjectId> wait_ids_;
+  cl_event* event_out_;
+  protocol::ObjectId event_id_ = protocol::no_object;
+  uint64_t position_ = 0;
+};
+
+// Enqueues a marker (or barrier) for `command`: the device side of commands that need no
+// device work, with their own command type.
+void enqueue_marker(EnqueuedCommand& command, cl_command_type type, bool barrier);
+
+}  // namespace hivecl::icd

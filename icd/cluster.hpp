@@ -1,0 +1,66 @@
+// The HiveCL cluster as one client process sees it: the proxies of the rendezvous
+// directory, their devices (one platform), the MPI runtime and progress engine, and
+// the watchdog monitor. Created at the first OpenCL call that reaches libhivecl and
+// kept until the process exits.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "config.hpp"
+#include "icd/connection.hpp"
+#include "icd/objects.hpp"
+#include "transport/engine.hpp"
+#include "transport/watchdog.hpp"
+
+namespace hivecl::icd {
+
+class Cluster {
+ public:
+  static Cluster& get();
+
+  // False inside hivecl-proxy and when the rendezvous directory lists no proxy: then
+  // HiveCL reports no platform and never touches MPI.
+  bool serving() const { return !devices_.empty(); }
+  cl_platform_id platform() { return &platform_; }
+  const std::vector<cl_device_id>& devices() const { return device_handles_; }
+  const Config& config() const { return config_; }
+  transport::Engine& engine() { return engine_; }
+  transport::WatchdogMonitor& monitor() { return *monitor_; }  // exists once MPI was started
+
+  // MPI starts in the background (at the first device query with eager_mpi_init) or on demand.
+  void start_mpi();
+  // Blocks until MPI is up; false if it could not be initialised.
+  bool wait_mpi();
+  // MPI_COMM_SELF with errors returned, for MPI_Comm_connect.
+  MPI_Comm connect_comm() const { return connect_comm_; }
+  // Ends every connection and MPI (if HiveCL started it); at exit or at the application's MPI_Finalize.
+  void shutdown();
+
+ private:
+  Cluster();
+  bool init_mpi();
+  void finalize_mpi();
+  void watch_application_finalize();
+
+  Config config_;
+  _cl_platform_id platform_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::vector<std::unique_ptr<_cl_device_id>> devices_;
+  std::vector<cl_device_id> device_handles_;
+  transport::Engine engine_;
+  std::unique_ptr<transport::WatchdogMonitor> monitor_;
+  std::once_flag mpi_start_;
+  std::once_flag shutdown_once_;
+  bool mpi_ours_ = false;
+  MPI_Comm connect_comm_ = MPI_COMM_NULL;
+};
+
+// Builds a device from its proxy's record, as HiveCL presents it (see device.cpp).
+std::unique_ptr<_cl_device_id> make_device(Connection* connection, const protocol::DeviceRecord& record,
+                                           const std::string& node);
+
+}  // namespace hivecl::icd

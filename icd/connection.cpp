@@ -1,0 +1,149 @@
+#include "icd/connection.hpp"
+
+#include <unistd.h>
+
+#include "icd/cluster.hpp"
+#include "log.hpp"
+#include "transport/rendezvous.hpp"
+#include "transport/watchdog.hpp"
+
+namespace hivecl::icd {
+
+using namespace protocol;
+using transport::OpStatus;
+
+std::shared_ptr<Incoming> Incoming::start(transport::Engine& engine, const transport::LinkPtr& link,
+                                          uint64_t sequence, void* data, size_t size, size_t chunk) {
+  std::shared_ptr<Incoming> incoming(new Incoming);
+  const int tag = transport::data_tag(sequence);
+  incoming->chunks_ = transport::Transfer::receive(engine, link, tag, data, size, chunk);
+  // Posted after the chunks on the same tag, so it matches the status the proxy sends last.
+  engine.receive(link, tag, &incoming->device_status_, sizeof incoming->device_status_,
+                 [incoming](OpStatus status, Bytes&&) { incoming->trailer_.complete(status); });
+  return incoming;
+}
+
+cl_int Incoming::wait() const {
+  if (chunks_->wait() != OpStatus::done || trailer_.wait() != OpStatus::done) return peer_lost_status;
+  return device_status_ < 0 ? device_status_ : CL_SUCCESS;
+}
+
+bool Incoming::arrived() const {
+  return chunks_->status() != OpStatus::pending && trailer_.status() != OpStatus::pending;
+}
+
+Connection::Connection(Cluster& cluster, transport::Engine& engine, ProxyRecord record)
+    : cluster_(cluster), engine_(engine), chunk_bytes_(cluster.config().chunk_bytes), record_(std::move(record)) {}
+
+// A proxy that could not be reached makes its devices unavailable; one that went away
+// after objects were made on it fails their calls with peer_lost_status.
+void Connection::ensure_connected() {
+  if (lost_) throw ClError{connected_ ? peer_lost_status : CL_DEVICE_NOT_AVAILABLE};
+  std::lock_guard lock(connect_mutex_);
+  if (connected_) return;
+  if (lost_) throw ClError{CL_DEVICE_NOT_AVAILABLE};
+  connect();
+}
+
+void Connection::connect() {
+  const std::string proxy = record_.node + ":" + std::to_string(record_.pid);
+  const auto fail = [&](const std::string& why) {
+    log::error("proxy ", proxy, ": ", why);
+    lose("could not connect");
+    throw ClError{CL_DEVICE_NOT_AVAILABLE};
+  };
+  if (!cluster_.wait_mpi()) fail("MPI could not be initialised");
+  const Config& config = cluster_.config();
+  // The watchdog first: connecting over MPI to a port nobody serves never returns.
+  auto watchdog = transport::WatchdogConnection::open(record_.watchdog_hosts, record_.watchdog_port,
+                                                      config.connect_timeout, config.peer_timeout);
+  if (!watchdog) fail("its watchdog does not answer (is it running?)");
+  MPI_Comm comm = MPI_COMM_NULL;
+  if (MPI_Comm_connect(record_.mpi_port.c_str(), MPI_INFO_NULL, 0, cluster_.connect_comm(), &comm) != MPI_SUCCESS)
+    fail("MPI_Comm_connect failed");
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  link_ = std::make_shared<transport::Link>(comm);
+  engine_.listen(link_, transport::control_tag, false, [this](Bytes&& frame) { on_control(std::move(frame)); });
+  Hello::Request hello{.version = protocol_version, .watchdog_token = watchdog->token(),
+                       .host = transport::node_name(), .pid = static_cast<int32_t>(::getpid())};
+  cluster_.monitor().watch(std::move(*watchdog), [this] { lose("its watchdog connection closed"); });
+  cl_int status = CL_SUCCESS;
+  try {
+    auto pending = std::make_shared<PendingReply>();
+    send_request(Opcode::Hello, to_bytes(hello), pending);
+    status = pending->arrived.wait() == OpStatus::done ? pending->header.status : peer_lost_status;
+  } catch (const ClError& error) {
+    status = error.code;
+  }
+  if (status != CL_SUCCESS) fail("it refused the connection (status " + std::to_string(status) + ")");
+  connected_ = true;
+  log::info("connected to proxy ", proxy);
+}
+
+uint64_t Connection::send_request(Opcode opcode, const Bytes& body, const std::shared_ptr<PendingReply>& pending) {
+  const uint64_t sequence = next_sequence_++;
+  Bytes frame = to_bytes(FrameHeader{.opcode = opcode, .kind = FrameKind::request, .sequence = sequence});
+  frame.insert(frame.end(), body.begin(), body.end());
+  if (pending) {
+    std::lock_guard lock(pending_mutex_);
+    if (lost_) throw ClError{peer_lost_status};
+    pending_.emplace(sequence, pending);
+    link_->expect(1);
+  }
+  engine_.send(link_, transport::control_tag, std::move(frame));
+  return sequence;
+}
+
+// Engine thread: a reply arrived.
+void Connection::on_control(Bytes&& frame) {
+  Reader reader(frame);
+  FrameHeader header;
+  if (!decode(reader, header) || header.magic != frame_magic || header.kind != FrameKind::reply) {
+    log::warn("dropped a malformed frame from proxy ", record_.node);
+    return;
+  }
+  std::shared_ptr<PendingReply> pending;
+  {
+    std::lock_guard lock(pending_mutex_);
+    const auto it = pending_.find(header.sequence);
+    if (it == pending_.end()) return;
+    pending = std::move(it->second);
+    pending_.erase(it);
+    link_->expect(-1);
+  }
+  pending->header = header;
+  pending->frame = std::move(frame);
+  pending->arrived.complete(OpStatus::done);
+}
+
+std::shared_ptr<Incoming> Connection::receive(uint64_t sequence, void* data, size_t size) {
+  return Incoming::start(engine_, link_, sequence, data, size, chunk_bytes_);
+}
+
+void Connection::lose(const char* why, log::Level level) {
+  if (lost_.exchange(true)) return;
+  if (leaving_) level = log::Level::debug;
+  log::at(level, "proxy ", record_.node, ":", record_.pid, " is gone (", why, "); its devices are no longer available");
+  std::unordered_map<uint64_t, std::shared_ptr<PendingReply>> abandoned;
+  {
+    std::lock_guard lock(pending_mutex_);
+    abandoned.swap(pending_);
+    if (link_) link_->expect(-static_cast<int>(abandoned.size()));
+  }
+  for (auto& [sequence, pending] : abandoned) pending->arrived.complete(OpStatus::cancelled);
+  if (link_) engine_.forget(link_);
+}
+
+void Connection::shutdown() {
+  if (!connected_ || lost_) return;
+  leaving_ = true;  // the proxy closes the watchdog connection after Goodbye: no news then
+  try {
+    auto pending = std::make_shared<PendingReply>();
+    send_request(Opcode::Goodbye, to_bytes(Goodbye::Request{}), pending);
+    pending->arrived.wait_for(std::chrono::seconds(1));
+  } catch (const ClError&) {
+  }
+  lose("the application is exiting", log::Level::debug);
+}
+
+}  // namespace hivecl::icd

@@ -1,0 +1,123 @@
+// libhivecl's connection to one proxy: made on first use (watchdog socket, then
+// MPI_Comm_connect, then Hello), it carries calls (request, optional bulk data out,
+// reply) and the bulk data of reads. When the watchdog reports the proxy gone, every
+// waiting call fails with peer_lost_status and later calls fail at once.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+
+#include "cl_error.hpp"
+#include "log.hpp"
+#include "protocol/messages.hpp"
+#include "transport/engine.hpp"
+#include "transport/tags.hpp"
+
+namespace hivecl::icd {
+
+class Cluster;
+
+// The data of one read, arriving in the application's memory, then the read's status.
+class Incoming {
+ public:
+  static std::shared_ptr<Incoming> start(transport::Engine& engine, const transport::LinkPtr& link, uint64_t sequence,
+                                         void* data, size_t size, size_t chunk);
+  // Waits for the data; the device's status of the read, or peer_lost_status.
+  cl_int wait() const;
+  bool arrived() const;
+
+ private:
+  std::shared_ptr<transport::Transfer> chunks_;
+  int32_t device_status_ = CL_SUCCESS;
+  transport::Completion trailer_;
+};
+
+class Connection {
+ public:
+  Connection(Cluster& cluster, transport::Engine& engine, protocol::ProxyRecord record);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  const protocol::ProxyRecord& record() const { return record_; }
+  // False once the proxy is known to be gone or unreachable.
+  bool available() const { return !lost_.load(); }
+  // Connects on first use; ClError(CL_DEVICE_NOT_AVAILABLE) when the proxy cannot be reached.
+  void ensure_connected();
+  protocol::ObjectId new_id() { return next_id_.fetch_add(1); }
+
+  // Sends a request (and `bulk`, its data) and waits for the reply. A reply with an error
+  // status, or a lost proxy, throws ClError. `sequence` receives the request's number.
+  template <class M>
+  typename M::Reply call(const typename M::Request& request, std::span<const std::byte> bulk = {},
+                         uint64_t* sequence = nullptr);
+  // Sends a request that has no reply.
+  template <class M>
+  void post(const typename M::Request& request);
+  // Receives the bulk data of request `sequence` into `data`.
+  std::shared_ptr<Incoming> receive(uint64_t sequence, void* data, size_t size);
+
+  // Says goodbye (waiting a little) and frees the link: the process is exiting.
+  void shutdown();
+
+ private:
+  struct PendingReply {
+    transport::Completion arrived;
+    protocol::FrameHeader header;
+    protocol::Bytes frame;
+  };
+
+  void connect();
+  uint64_t send_request(protocol::Opcode opcode, const protocol::Bytes& body,
+                        const std::shared_ptr<PendingReply>& pending);
+  void on_control(protocol::Bytes&& frame);
+  void lose(const char* why, log::Level level = log::Level::warn);
+
+  Cluster& cluster_;
+  transport::Engine& engine_;
+  const size_t chunk_bytes_;
+  protocol::ProxyRecord record_;
+  std::mutex connect_mutex_;
+  std::atomic<bool> connected_{false};
+  std::atomic<bool> lost_{false};
+  std::atomic<bool> leaving_{false};
+  transport::LinkPtr link_;
+  std::atomic<uint64_t> next_sequence_{1};
+  std::atomic<protocol::ObjectId> next_id_{protocol::first_session_id};
+  std::mutex pending_mutex_;
+  std::unordered_map<uint64_t, std::shared_ptr<PendingReply>> pending_;
+};
+
+template <class M>
+typename M::Reply Connection::call(const typename M::Request& request, std::span<const std::byte> bulk,
+                                   uint64_t* sequence) {
+  static_assert(M::has_reply);
+  ensure_connected();
+  auto pending = std::make_shared<PendingReply>();
+  const uint64_t number = send_request(M::opcode, protocol::to_bytes(request), pending);
+  if (sequence) *sequence = number;
+  if (!bulk.empty()) {
+    auto sent = transport::Transfer::send(engine_, link_, transport::data_tag(number), bulk.data(), bulk.size(),
+                                          chunk_bytes_);
+    if (sent->wait() != transport::OpStatus::done) throw ClError{peer_lost_status};
+  }
+  if (pending->arrived.wait() != transport::OpStatus::done) throw ClError{peer_lost_status};
+  if (pending->header.status != CL_SUCCESS) throw ClError{pending->header.status};
+  typename M::Reply reply;
+  protocol::Reader reader(pending->frame);
+  protocol::FrameHeader header;
+  if (!protocol::decode(reader, header) || !protocol::decode(reader, reply) || !reader.at_end())
+    throw ClError{CL_OUT_OF_RESOURCES};
+  return reply;
+}
+
+template <class M>
+void Connection::post(const typename M::Request& request) {
+  static_assert(!M::has_reply);
+  if (!connected_ || lost_) return;
+  send_request(M::opcode, protocol::to_bytes(request), nullptr);
+}
+
+}  // namespace hivecl::icd

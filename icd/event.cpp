@@ -1,0 +1,207 @@
+// Event family on the client side, and what every enqueue shares: wait lists, the
+// command's event, markers and barriers.
+#include <CL/cl.h>
+
+#include <algorithm>
+
+#include "icd/api.hpp"
+
+using namespace hivecl;
+using namespace hivecl::icd;
+using namespace hivecl::protocol;
+
+namespace hivecl::icd {
+
+std::vector<ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, const cl_event* events) {
+  if ((count == 0) != (events == nullptr)) throw ClError{CL_INVALID_EVENT_WAIT_LIST};
+  std::vector<ObjectId> ids;
+  for (cl_uint i = 0; i < count; ++i) {
+    if (!events[i] || !is_live(events[i], HandleKind::event)) throw ClError{CL_INVALID_EVENT_WAIT_LIST};
+    if (events[i]->context.get() != context) throw ClError{CL_INVALID_CONTEXT};
+    ids.push_back(events[i]->id);
+  }
+  return ids;
+}
+
+EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, const cl_event* wait_events,
+                                 cl_event* event_out)
+    : queue_(checked(queue)), wait_ids_(wait_list_ids(queue_->context.get(), wait_count, wait_events)),
+      event_out_(event_out) {
+  if (event_out_) event_id_ = queue_->connection->new_id();
+  position_ = queue_->next_position.fetch_add(1);
+}
+
+_cl_event* EnqueuedCommand::complete(cl_command_type type, std::shared_ptr<Incoming> incoming) {
+  if (!event_out_) return nullptr;
+  auto* event = new _cl_event;
+  event->connection = queue_->connection;
+  event->id = event_id_;
+  event->context = queue_->context;
+  event->queue = Ref<_cl_command_queue>(queue_);
+  event->command_type = type;
+  event->position = position_;
+  event->incoming = std::move(incoming);
+  *event_out_ = publish(event);
+  return event;
+}
+
+void enqueue_marker(EnqueuedCommand& command, cl_command_type type, bool barrier) {
+  command.connection()->call<EnqueueMarker>(
+      {.queue = command.queue()->id, .barrier = barrier, .tail = command.tail()});
+  command.complete(type);
+}
+
+}  // namespace hivecl::icd
+
+namespace {
+
+// The host side of an event's command: the data of a read (and, on an in-order queue,
+// of every read before it) is in the application's memory.
+cl_int settle(_cl_event* event) {
+  cl_int status = CL_SUCCESS;
+  if (event->queue && event->queue->in_order()) status = event->queue->settle(event->position);
+  if (event->incoming) status = std::min(status, event->incoming->wait());
+  return status;
+}
+
+bool settled(_cl_event* event) {
+  if (event->incoming && !event->incoming->arrived()) return false;
+  return !event->queue || !event->queue->in_order() || event->queue->settled(event->position);
+}
+
+cl_int execution_status(_cl_event* event) {
+  if (!event->connection->available()) return peer_lost_status;
+  cl_int status = CL_QUEUED;
+  InfoReply reply(sizeof status, &status, nullptr);
+  remote_info(event->connection, InfoFamily::event, event->id, CL_EVENT_COMMAND_EXECUTION_STATUS, reply);
+  // Complete on the device is not complete for the application until its data has arrived.
+  if (status == CL_COMPLETE && !settled(event)) return CL_RUNNING;
+  return status;
+}
+
+}  // namespace
+
+CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint num_events, const cl_event* event_list) {
+  return guarded([&] {
+    if (num_events == 0 || !event_list) throw ClError{CL_INVALID_VALUE};
+    std::vector<_cl_event*> events;
+    for (cl_uint i = 0; i < num_events; ++i) events.push_back(checked(event_list[i]));
+    std::vector<ObjectId> ids;
+    for (_cl_event* event : events) {
+      if (event->context.get() != events.front()->context.get()) throw ClError{CL_INVALID_CONTEXT};
+      ids.push_back(event->id);
+    }
+    cl_int status = CL_SUCCESS;
+    try {
+      events.front()->connection->call<WaitForEvents>({.events = ids});
+    } catch (const ClError& error) {
+      status = error.code;
+    }
+    for (_cl_event* event : events)
+      if (settle(event) != CL_SUCCESS && status == CL_SUCCESS) status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    check(status);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size,
+                                               void* param_value, size_t* param_value_size_ret) {
+  return guarded([&] {
+    checked(event);
+    InfoReply reply(param_value_size, param_value, param_value_size_ret);
+    switch (param_name) {
+      case CL_EVENT_COMMAND_QUEUE: return reply.scalar(static_cast<cl_command_queue>(event->queue.get()));
+      case CL_EVENT_CONTEXT: return reply.scalar(static_cast<cl_context>(event->context.get()));
+      case CL_EVENT_COMMAND_TYPE: return reply.scalar(event->command_type);
+      case CL_EVENT_REFERENCE_COUNT: return reply.scalar(event->app_refs.load());
+      case CL_EVENT_COMMAND_EXECUTION_STATUS: return reply.scalar(execution_status(event));
+      default: remote_info(event->connection, InfoFamily::event, event->id, param_name, reply);
+    }
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
+                                                        size_t param_value_size, void* param_value,
+                                                        size_t* param_value_size_ret) {
+  return guarded([&] {
+    checked(event);
+    InfoReply reply(param_value_size, param_value, param_value_size_ret);
+    remote_info(event->connection, InfoFamily::event_profiling, event->id, param_name, reply);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clRetainEvent(cl_event event) {
+  return guarded([&] { retain(event); });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clReleaseEvent(cl_event event) {
+  return guarded([&] { release(event); });
+}
+
+// Not yet (the OpenCL 1.2 completeness issue): user events and event callbacks.
+CL_API_ENTRY cl_event CL_API_CALL clCreateUserEvent(cl_context context, cl_int* errcode_ret) {
+  return guarded_create(errcode_ret, [&]() -> cl_event {
+    checked(context);
+    throw ClError{CL_INVALID_OPERATION};
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clSetUserEventStatus(cl_event event, cl_int) {
+  return guarded([&] {
+    checked(event);
+    throw ClError{CL_INVALID_EVENT};  // no event of HiveCL's is a user event
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clSetEventCallback(cl_event event, cl_int,
+                                                   void(CL_CALLBACK*)(cl_event, cl_int, void*), void*) {
+  return guarded([&] {
+    checked(event);
+    throw ClError{CL_INVALID_OPERATION};
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
+                                                            cl_uint num_events_in_wait_list,
+                                                            const cl_event* event_wait_list, cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    enqueue_marker(command, CL_COMMAND_MARKER, false);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
+                                                             cl_uint num_events_in_wait_list,
+                                                             const cl_event* event_wait_list, cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    enqueue_marker(command, CL_COMMAND_BARRIER, true);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueMarker(cl_command_queue command_queue, cl_event* event) {
+  return guarded([&] {
+    checked(command_queue);
+    if (!event) throw ClError{CL_INVALID_VALUE};
+    EnqueuedCommand command(command_queue, 0, nullptr, event);
+    enqueue_marker(command, CL_COMMAND_MARKER, false);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueBarrier(cl_command_queue command_queue) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, 0, nullptr, nullptr);
+    enqueue_marker(command, CL_COMMAND_BARRIER, true);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events,
+                                                       const cl_event* event_list) {
+  return guarded([&] {
+    if (num_events == 0 || !event_list) {
+      checked(command_queue);
+      throw ClError{CL_INVALID_VALUE};
+    }
+    EnqueuedCommand command(command_queue, num_events, event_list, nullptr);
+    enqueue_marker(command, CL_COMMAND_BARRIER, true);
+  });
+}

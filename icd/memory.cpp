@@ -1,0 +1,336 @@
+// Memory-object family on the client side: buffers, their transfers and mappings.
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <bit>
+
+#include "icd/api.hpp"
+
+using namespace hivecl;
+using namespace hivecl::icd;
+using namespace hivecl::protocol;
+
+namespace {
+
+constexpr cl_mem_flags access_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+constexpr cl_mem_flags host_access_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+constexpr cl_mem_flags known_buffer_flags =
+    access_flags | host_access_flags | CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+
+bool at_most_one(cl_mem_flags flags, cl_mem_flags group) { return std::popcount(flags & group) <= 1; }
+
+void check_buffer_flags(cl_mem_flags flags, const void* host_ptr) {
+  if ((flags & ~known_buffer_flags) || !at_most_one(flags, access_flags) || !at_most_one(flags, host_access_flags) ||
+      ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))))
+    throw ClError{CL_INVALID_VALUE};
+  const bool needs_host_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+  if (needs_host_ptr != (host_ptr != nullptr)) throw ClError{CL_INVALID_HOST_PTR};
+}
+
+cl_ulong max_alloc_size(const _cl_context* context) {
+  cl_ulong largest = 0;
+  for (cl_device_id device : context->devices) {
+    const auto& value = device->info.at(CL_DEVICE_MAX_MEM_ALLOC_SIZE).value;
+    cl_ulong size = 0;
+    std::memcpy(&size, value.data(), std::min(value.size(), sizeof size));
+    largest = std::max(largest, size);
+  }
+  return largest;
+}
+
+cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl_mem_flags flags, size_t size,
+                     void* host_ptr) {
+  checked(context);
+  // OpenCL 3.0 defines no buffer property; extensions that do are not forwarded.
+  if (properties && *properties != 0) throw ClError{CL_INVALID_PROPERTY};
+  check_buffer_flags(flags, host_ptr);
+  if (size == 0 || size > max_alloc_size(context)) throw ClError{CL_INVALID_BUFFER_SIZE};
+  auto mem = std::make_unique<_cl_mem>();
+  mem->connection = context->connection;
+  mem->id = context->connection->new_id();
+  mem->context = Ref<_cl_context>(context);
+  mem->flags = flags;
+  mem->size = size;
+  if (flags & CL_MEM_USE_HOST_PTR) mem->host_ptr = host_ptr;
+  if (properties) mem->properties = {0};
+  // The proxy keeps its own copy of a CL_MEM_USE_HOST_PTR buffer; mappings bring host_ptr up to date.
+  const cl_mem_flags wire_flags = (flags & CL_MEM_USE_HOST_PTR) ? (flags & ~CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR : flags;
+  const std::span<const std::byte> initial_data(static_cast<const std::byte*>(host_ptr), host_ptr ? size : 0);
+  context->connection->call<CreateBuffer>({.id = mem->id, .context = context->id, .flags = wire_flags,
+                                           .size = size, .with_data = host_ptr != nullptr},
+                                          initial_data);
+  return publish(mem.release());
+}
+
+// The buffer argument of a transfer: live, of the queue's context, the range inside it.
+_cl_mem* transfer_buffer(const EnqueuedCommand& command, cl_mem buffer) {
+  _cl_mem* mem = checked(buffer);
+  if (mem->context.get() != command.queue()->context.get()) throw ClError{CL_INVALID_CONTEXT};
+  return mem;
+}
+
+void check_range(const _cl_mem* mem, size_t offset, size_t size) {
+  if (size == 0 || offset > mem->size || size > mem->size - offset) throw ClError{CL_INVALID_VALUE};
+}
+
+void check_host_access(const _cl_mem* mem, bool reads, bool writes) {
+  if ((reads && (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
+      (writes && (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
+    throw ClError{CL_INVALID_OPERATION};
+}
+
+// Device data into host memory: the reply confirms the command, the data follows it.
+void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, void* pointer,
+               bool blocking, cl_command_type type) {
+  uint64_t sequence = 0;
+  command.connection()->call<ReadBuffer>(
+      {.queue = command.queue()->id, .mem = mem->id, .offset = offset, .size = size, .tail = command.tail()}, {},
+      &sequence);
+  auto incoming = command.connection()->receive(sequence, pointer, size);
+  command.queue()->add_pending({incoming, command.position()});
+  command.complete(type, incoming);
+  if (blocking) {
+    command.queue()->settle(command.position());
+    check(incoming->wait());
+  }
+}
+
+// Host memory to the device: returns once the proxy holds the data, so `pointer` may be reused.
+void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, const void* pointer,
+                cl_command_type type) {
+  command.connection()->call<WriteBuffer>(
+      {.queue = command.queue()->id, .mem = mem->id, .offset = offset, .size = size, .tail = command.tail()},
+      {static_cast<const std::byte*>(pointer), size});
+  command.complete(type);
+}
+
+std::byte* mapping_base(_cl_mem* mem) {
+  if (mem->host_ptr) return static_cast<std::byte*>(mem->host_ptr);
+  std::lock_guard lock(mem->mapping_mutex);
+  if (!mem->shadow) mem->shadow.reset(new std::byte[mem->size]);
+  return mem->shadow.get();
+}
+
+}  // namespace
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void* host_ptr,
+                                               cl_int* errcode_ret) {
+  return guarded_create(errcode_ret, [&] { return create_buffer(context, nullptr, flags, size, host_ptr); });
+}
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context context, const cl_mem_properties* properties,
+                                                             cl_mem_flags flags, size_t size, void* host_ptr,
+                                                             cl_int* errcode_ret) {
+  return guarded_create(errcode_ret, [&] { return create_buffer(context, properties, flags, size, host_ptr); });
+}
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateSubBuffer(cl_mem buffer, cl_mem_flags, cl_buffer_create_type, const void*,
+                                                  cl_int* errcode_ret) {
+  return guarded_create(errcode_ret, [&]() -> cl_mem {
+    checked(buffer);
+    throw ClError{CL_INVALID_OPERATION};  // not yet: the OpenCL 1.2 completeness issue
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clRetainMemObject(cl_mem memobj) {
+  return guarded([&] { retain(memobj); });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem memobj) {
+  return guarded([&] { release(memobj); });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clSetMemObjectDestructorCallback(cl_mem memobj,
+                                                                 void(CL_CALLBACK* pfn_notify)(cl_mem, void*),
+                                                                 void* user_data) {
+  return guarded([&] {
+    checked(memobj);
+    if (!pfn_notify) throw ClError{CL_INVALID_VALUE};
+    memobj->destructor_callbacks.add(pfn_notify, user_data);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size,
+                                                   void* param_value, size_t* param_value_size_ret) {
+  return guarded([&] {
+    checked(memobj);
+    InfoReply reply(param_value_size, param_value, param_value_size_ret);
+    switch (param_name) {
+      case CL_MEM_TYPE: return reply.scalar(cl_mem_object_type{CL_MEM_OBJECT_BUFFER});
+      case CL_MEM_FLAGS: return reply.scalar(memobj->flags);
+      case CL_MEM_SIZE: return reply.scalar(memobj->size);
+      case CL_MEM_HOST_PTR: return reply.scalar(memobj->host_ptr);
+      case CL_MEM_MAP_COUNT: {
+        std::lock_guard lock(memobj->mapping_mutex);
+        return reply.scalar(static_cast<cl_uint>(memobj->mappings.size()));
+      }
+      case CL_MEM_REFERENCE_COUNT: return reply.scalar(memobj->app_refs.load());
+      case CL_MEM_CONTEXT: return reply.scalar(static_cast<cl_context>(memobj->context.get()));
+      case CL_MEM_ASSOCIATED_MEMOBJECT: return reply.scalar(cl_mem{nullptr});
+      case CL_MEM_OFFSET: return reply.scalar(size_t{0});
+      case CL_MEM_USES_SVM_POINTER: return reply.scalar(cl_bool{CL_FALSE});
+      case CL_MEM_PROPERTIES: return reply.list(memobj->properties);
+      default: throw ClError{CL_INVALID_VALUE};
+    }
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer,
+                                                    cl_bool blocking_read, size_t offset, size_t size, void* ptr,
+                                                    cl_uint num_events_in_wait_list, const cl_event* event_wait_list,
+                                                    cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    _cl_mem* mem = transfer_buffer(command, buffer);
+    if (!ptr) throw ClError{CL_INVALID_VALUE};
+    check_range(mem, offset, size);
+    check_host_access(mem, true, false);
+    read_into(command, mem, offset, size, ptr, blocking_read, CL_COMMAND_READ_BUFFER);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
+                                                     cl_bool /*blocking: the data is sent before returning*/,
+                                                     size_t offset, size_t size, const void* ptr,
+                                                     cl_uint num_events_in_wait_list, const cl_event* event_wait_list,
+                                                     cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    _cl_mem* mem = transfer_buffer(command, buffer);
+    if (!ptr) throw ClError{CL_INVALID_VALUE};
+    check_range(mem, offset, size);
+    check_host_access(mem, false, true);
+    write_from(command, mem, offset, size, ptr, CL_COMMAND_WRITE_BUFFER);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer,
+                                                    cl_mem dst_buffer, size_t src_offset, size_t dst_offset,
+                                                    size_t size, cl_uint num_events_in_wait_list,
+                                                    const cl_event* event_wait_list, cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    const _cl_mem* source = transfer_buffer(command, src_buffer);
+    const _cl_mem* destination = transfer_buffer(command, dst_buffer);
+    // Ranges and overlap are checked by the device's own implementation.
+    command.connection()->call<CopyBuffer>({.queue = command.queue()->id, .source = source->id,
+                                            .destination = destination->id, .source_offset = src_offset,
+                                            .destination_offset = dst_offset, .size = size,
+                                            .tail = command.tail()});
+    command.complete(CL_COMMAND_COPY_BUFFER);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer,
+                                                    const void* pattern, size_t pattern_size, size_t offset,
+                                                    size_t size, cl_uint num_events_in_wait_list,
+                                                    const cl_event* event_wait_list, cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    const _cl_mem* mem = transfer_buffer(command, buffer);
+    // Checked here because pattern_size says how much of the application's memory to read.
+    if (!pattern || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size))
+      throw ClError{CL_INVALID_VALUE};
+    const auto* bytes = static_cast<const std::byte*>(pattern);
+    command.connection()->call<FillBuffer>({.queue = command.queue()->id, .mem = mem->id,
+                                            .pattern = Bytes(bytes, bytes + pattern_size), .offset = offset,
+                                            .size = size, .tail = command.tail()});
+    command.complete(CL_COMMAND_FILL_BUFFER);
+  });
+}
+
+CL_API_ENTRY void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
+                                                  cl_map_flags map_flags, size_t offset, size_t size,
+                                                  cl_uint num_events_in_wait_list, const cl_event* event_wait_list,
+                                                  cl_event* event, cl_int* errcode_ret) {
+  return guarded_create(errcode_ret, [&]() -> void* {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    _cl_mem* mem = transfer_buffer(command, buffer);
+    check_range(mem, offset, size);
+    constexpr cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+    const bool invalidates = map_flags & CL_MAP_WRITE_INVALIDATE_REGION;
+    if ((map_flags & ~known) || (invalidates && (map_flags & (CL_MAP_READ | CL_MAP_WRITE))))
+      throw ClError{CL_INVALID_VALUE};
+    check_host_access(mem, map_flags & CL_MAP_READ, map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
+    std::byte* pointer = mapping_base(mem) + offset;
+    // A region mapped for writing is fetched too (only part of it may be written); one
+    // mapped with CL_MAP_WRITE_INVALIDATE_REGION is not.
+    if (invalidates) {
+      enqueue_marker(command, CL_COMMAND_MAP_BUFFER, false);
+    } else {
+      read_into(command, mem, offset, size, pointer, blocking_map, CL_COMMAND_MAP_BUFFER);
+    }
+    std::lock_guard lock(mem->mapping_mutex);
+    mem->mappings.push_back({pointer, offset, size, map_flags});
+    return pointer;
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj,
+                                                        void* mapped_ptr, cl_uint num_events_in_wait_list,
+                                                        const cl_event* event_wait_list, cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    _cl_mem* mem = transfer_buffer(command, memobj);
+    _cl_mem::Mapping mapping{};
+    {
+      std::lock_guard lock(mem->mapping_mutex);
+      const auto it = std::find_if(mem->mappings.begin(), mem->mappings.end(),
+                                   [&](const auto& m) { return m.pointer == mapped_ptr; });
+      if (it == mem->mappings.end()) throw ClError{CL_INVALID_VALUE};
+      mapping = *it;
+      mem->mappings.erase(it);
+    }
+    // Mapped with no flags (OpenCL 1.0 programs) counts as mapped for reading and writing.
+    const bool written = mapping.flags == 0 || (mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
+    if (written) {
+      write_from(command, mem, mapping.offset, mapping.size, mapping.pointer, CL_COMMAND_UNMAP_MEM_OBJECT);
+    } else {
+      enqueue_marker(command, CL_COMMAND_UNMAP_MEM_OBJECT, false);
+    }
+  });
+}
+
+// Every buffer lives on its context's one proxy and device memory: there is nothing to move.
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects,
+                                                           const cl_mem* mem_objects, cl_mem_migration_flags flags,
+                                                           cl_uint num_events_in_wait_list,
+                                                           const cl_event* event_wait_list, cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    if (num_mem_objects == 0 || !mem_objects) throw ClError{CL_INVALID_VALUE};
+    for (cl_uint i = 0; i < num_mem_objects; ++i) transfer_buffer(command, mem_objects[i]);
+    if (flags & ~cl_mem_migration_flags{CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED})
+      throw ClError{CL_INVALID_VALUE};
+    enqueue_marker(command, CL_COMMAND_MIGRATE_MEM_OBJECTS, false);
+  });
+}
+
+// Rectangular transfers: not yet (the OpenCL 1.2 completeness issue).
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem, cl_bool,
+                                                        const size_t*, const size_t*, const size_t*, size_t, size_t,
+                                                        size_t, size_t, void*, cl_uint, const cl_event*, cl_event*) {
+  return guarded([&] {
+    checked(command_queue);
+    throw ClError{CL_INVALID_OPERATION};
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem, cl_bool,
+                                                         const size_t*, const size_t*, const size_t*, size_t, size_t,
+                                                         size_t, size_t, const void*, cl_uint, const cl_event*,
+                                                         cl_event*) {
+  return guarded([&] {
+    checked(command_queue);
+    throw ClError{CL_INVALID_OPERATION};
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem, cl_mem, const size_t*,
+                                                        const size_t*, const size_t*, size_t, size_t, size_t, size_t,
+                                                        cl_uint, const cl_event*, cl_event*) {
+  return guarded([&] {
+    checked(command_queue);
+    throw ClError{CL_INVALID_OPERATION};
+  });
+}

@@ -1,0 +1,240 @@
+// libhivecl's objects. Every handle given to the application points to one of these
+// structs, whose first member is the ICD dispatch table (cl_khr_icd), followed by the
+// proxy it lives on and its remote id, then what the client caches (immutable info,
+// relations to other objects). No struct here may have virtual functions: that would
+// put a vtable pointer, not the dispatch table, at offset 0.
+#pragma once
+
+#include <CL/cl_icd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cl_error.hpp"
+#include "protocol/messages.hpp"
+
+namespace hivecl::icd {
+
+class Connection;
+class Incoming;
+
+extern const cl_icd_dispatch dispatch_table;
+
+struct IcdObject {
+  const cl_icd_dispatch* dispatch = &dispatch_table;
+};
+
+// What kind of object a live handle is; the registry answers "is this a live X?".
+enum class HandleKind : uint8_t { platform, device, context, command_queue, mem, program, kernel, event };
+
+void register_handle(const void* handle, HandleKind kind);
+void unregister_handle(const void* handle);
+bool is_live(const void* handle, HandleKind kind);
+
+// An application-visible object on one proxy, with the application's reference count
+// (app_refs) and the number of holders that keep the struct alive (the application,
+// while app_refs > 0, and every Ref<> from a dependent object).
+template <class Self>
+struct Shared : IcdObject {
+  Connection* connection = nullptr;
+  protocol::ObjectId id = protocol::no_object;
+  std::atomic<cl_uint> app_refs{1};
+  std::atomic<uint32_t> holds{1};
+};
+
+template <class T>
+void hold(T* object) {
+  object->holds.fetch_add(1, std::memory_order_relaxed);
+}
+
+template <class T>
+void drop(T* object) {
+  if (object->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) delete object;
+}
+
+// An internal reference: keeps an object alive for a dependent (a buffer its context, ...).
+template <class T>
+class Ref {
+ public:
+  Ref() = default;
+  explicit Ref(T* object) : object_(object) {
+    if (object_) hold(object_);
+  }
+  Ref(const Ref& other) : Ref(other.object_) {}
+  Ref& operator=(Ref other) {
+    std::swap(object_, other.object_);
+    return *this;
+  }
+  ~Ref() {
+    if (object_) drop(object_);
+  }
+  T* get() const { return object_; }
+  T* operator->() const { return object_; }
+  explicit operator bool() const { return object_ != nullptr; }
+
+ private:
+  T* object_ = nullptr;
+};
+
+}  // namespace hivecl::icd
+
+// --- the handle types of the OpenCL API -----------------------------------------------
+
+struct _cl_platform_id : hivecl::icd::IcdObject {};
+
+struct _cl_device_id : hivecl::icd::IcdObject {
+  struct InfoValue {
+    cl_int error = CL_SUCCESS;
+    std::vector<std::byte> value;
+  };
+  hivecl::icd::Connection* connection = nullptr;
+  hivecl::protocol::ObjectId id = hivecl::protocol::no_object;
+  cl_device_type type = 0;
+  std::string node;
+  std::map<cl_device_info, InfoValue> info;  // every parameter, as HiveCL answers it
+};
+
+// Callbacks the application registered to hear of an object's destruction.
+template <class Handle>
+struct DestructorCallbacks {
+  using Function = void(CL_CALLBACK*)(Handle, void*);
+  std::mutex mutex;
+  std::vector<std::pair<Function, void*>> callbacks;
+
+  void add(Function function, void* user_data) {
+    std::lock_guard lock(mutex);
+    callbacks.emplace_back(function, user_data);
+  }
+  // Most recently registered first, as the specification orders them.
+  void run(Handle handle) {
+    for (auto it = callbacks.rbegin(); it != callbacks.rend(); ++it) it->first(handle, it->second);
+  }
+};
+
+struct _cl_context : hivecl::icd::Shared<_cl_context> {
+  std::vector<cl_device_id> devices;
+  std::vector<cl_context_properties> properties;  // as the application gave them, 0-terminated or empty
+  DestructorCallbacks<cl_context> destructor_callbacks;
+
+  ~_cl_context() { destructor_callbacks.run(this); }
+  bool has_device(cl_device_id device) const;
+};
+
+// A host-side piece of a command that is not finished when the device is: the data of a
+// read still on its way to the application's memory.
+struct PendingRead {
+  std::shared_ptr<hivecl::icd::Incoming> incoming;
+  uint64_t position;  // of its command in the queue
+};
+
+struct _cl_command_queue : hivecl::icd::Shared<_cl_command_queue> {
+  hivecl::icd::Ref<_cl_context> context;
+  cl_device_id device = nullptr;
+  cl_command_queue_properties properties = 0;
+  std::vector<cl_queue_properties> property_list;  // CL_QUEUE_PROPERTIES_ARRAY
+  std::atomic<uint64_t> next_position{0};
+
+  bool in_order() const { return !(properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE); }
+  void add_pending(PendingRead read);
+  // Waits until the data of every read at or before `position` has arrived; their worst status.
+  cl_int settle(uint64_t position);
+  // Whether that is already so, without waiting.
+  bool settled(uint64_t position);
+
+ private:
+  std::mutex pending_mutex_;
+  std::vector<PendingRead> pending_;
+};
+
+struct _cl_mem : hivecl::icd::Shared<_cl_mem> {
+  struct Mapping {
+    void* pointer;
+    size_t offset;
+    size_t size;
+    cl_map_flags flags;
+  };
+  hivecl::icd::Ref<_cl_context> context;
+  cl_mem_flags flags = 0;  // as the application gave them
+  size_t size = 0;
+  void* host_ptr = nullptr;  // CL_MEM_USE_HOST_PTR only
+  std::vector<cl_mem_properties> properties;
+  std::mutex mapping_mutex;
+  std::unique_ptr<std::byte[]> shadow;  // host copy for mappings when there is no host_ptr
+  std::vector<Mapping> mappings;
+  DestructorCallbacks<cl_mem> destructor_callbacks;
+
+  ~_cl_mem() { destructor_callbacks.run(this); }
+};
+
+struct _cl_program : hivecl::icd::Shared<_cl_program> {
+  hivecl::icd::Ref<_cl_context> context;
+  std::vector<cl_device_id> devices;
+  std::string source;
+};
+
+struct _cl_kernel : hivecl::icd::Shared<_cl_kernel> {
+  hivecl::icd::Ref<_cl_program> program;
+};
+
+struct _cl_event : hivecl::icd::Shared<_cl_event> {
+  hivecl::icd::Ref<_cl_context> context;
+  hivecl::icd::Ref<_cl_command_queue> queue;
+  cl_command_type command_type = 0;
+  uint64_t position = 0;
+  std::shared_ptr<hivecl::icd::Incoming> incoming;  // reads and maps: the data's arrival
+};
+
+namespace hivecl::icd {
+
+// The handle kind, remote kind and invalid-handle error of each handle type.
+template <class T>
+struct HandleTraits;
+template <> struct HandleTraits<_cl_platform_id> { static constexpr auto kind = HandleKind::platform; static constexpr cl_int invalid = CL_INVALID_PLATFORM; };
+template <> struct HandleTraits<_cl_device_id> { static constexpr auto kind = HandleKind::device; static constexpr cl_int invalid = CL_INVALID_DEVICE; };
+template <> struct HandleTraits<_cl_context> { static constexpr auto kind = HandleKind::context; static constexpr auto remote = protocol::ObjectKind::context; static constexpr cl_int invalid = CL_INVALID_CONTEXT; };
+template <> struct HandleTraits<_cl_command_queue> { static constexpr auto kind = HandleKind::command_queue; static constexpr auto remote = protocol::ObjectKind::command_queue; static constexpr cl_int invalid = CL_INVALID_COMMAND_QUEUE; };
+template <> struct HandleTraits<_cl_mem> { static constexpr auto kind = HandleKind::mem; static constexpr auto remote = protocol::ObjectKind::mem; static constexpr cl_int invalid = CL_INVALID_MEM_OBJECT; };
+template <> struct HandleTraits<_cl_program> { static constexpr auto kind = HandleKind::program; static constexpr auto remote = protocol::ObjectKind::program; static constexpr cl_int invalid = CL_INVALID_PROGRAM; };
+template <> struct HandleTraits<_cl_kernel> { static constexpr auto kind = HandleKind::kernel; static constexpr auto remote = protocol::ObjectKind::kernel; static constexpr cl_int invalid = CL_INVALID_KERNEL; };
+template <> struct HandleTraits<_cl_event> { static constexpr auto kind = HandleKind::event; static constexpr auto remote = protocol::ObjectKind::event; static constexpr cl_int invalid = CL_INVALID_EVENT; };
+
+// The object behind a handle, or ClError with the type's invalid-handle error.
+template <class T>
+T* checked(T* handle) {
+  if (!handle || !is_live(handle, HandleTraits<T>::kind)) throw ClError{HandleTraits<T>::invalid};
+  return handle;
+}
+
+// Makes a new object visible to the application.
+template <class T>
+T* publish(T* object) {
+  register_handle(object, HandleTraits<T>::kind);
+  return object;
+}
+
+// clRetain*: one more application reference.
+template <class T>
+void retain(T* handle) {
+  checked(handle)->app_refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Tells the proxy to drop the native object (no reply is awaited; nothing to send to a lost proxy).
+void release_remote(Connection* connection, protocol::ObjectKind kind, protocol::ObjectId id);
+
+// clRelease*: at the application's last reference the handle dies, the proxy drops the
+// native object, and the struct lives on while dependents still hold it.
+template <class T>
+void release(T* handle) {
+  T* object = checked(handle);
+  if (object->app_refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  unregister_handle(object);
+  release_remote(object->connection, HandleTraits<T>::remote, object->id);
+  drop(object);
+}
+
+}  // namespace hivecl::icd

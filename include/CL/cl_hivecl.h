@@ -1,0 +1,10 @@
+/* HiveCL's additions to the OpenCL API. */
+#ifndef CL_HIVECL_H
+#define CL_HIVECL_H
+
+/* clGetDeviceInfo: the node (host name) a HiveCL device is on, as a NUL-terminated
+ * string. Other platforms answer CL_INVALID_VALUE. The value is not registered
+ * with Khronos; it sits at the top of the vendor-extension range. */
+#define CL_DEVICE_NODE_NAME_HIVECL 0x4FF0
+
+#endif

@@ -1,0 +1,30 @@
+// Context family on the proxy side.
+#include <CL/cl.h>
+
+#include "proxy/executors.hpp"
+
+namespace hivecl::proxy {
+
+using namespace protocol;
+
+CreateContext::Reply execute(Call& call, const CreateContext::Request& request) {
+  Session& session = call.session;
+  session.check_fresh(request.id);
+  const auto devices = session.devices(request.devices);
+  if (devices.empty() || request.properties.size() % 2 != 0) throw ClError{CL_INVALID_VALUE};
+  const cl_platform_id platform = session.platform_of(request.devices.front());
+  for (ObjectId device : request.devices)
+    if (session.platform_of(device) != platform) throw ClError{CL_INVALID_DEVICE};
+  // The client never sends a platform: the native one of the devices takes its place.
+  std::vector<cl_context_properties> properties{CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform)};
+  for (int64_t value : request.properties) properties.push_back(static_cast<cl_context_properties>(value));
+  properties.push_back(0);
+  cl_int status = CL_SUCCESS;
+  cl_context context = clCreateContext(properties.data(), static_cast<cl_uint>(devices.size()), devices.data(),
+                                       nullptr, nullptr, &status);
+  check(status);
+  session.add(request.id, ObjectKind::context, context);
+  return {};
+}
+
+}  // namespace hivecl::proxy

@@ -1,0 +1,72 @@
+// Device family on the proxy side: finding the node's native devices and describing them.
+#include <CL/cl.h>
+
+#include <string>
+#include <vector>
+
+#include "device_info.hpp"
+#include "log.hpp"
+#include "proxy/executors.hpp"
+#include "proxy/server.hpp"
+
+namespace hivecl::proxy {
+
+namespace {
+
+std::string platform_string(cl_platform_id platform, cl_platform_info param) {
+  size_t size = 0;
+  if (clGetPlatformInfo(platform, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string text(size, '\0');
+  clGetPlatformInfo(platform, param, size, text.data(), nullptr);
+  text.resize(text.find('\0'));
+  return text;
+}
+
+cl_device_type device_type_setting(const std::string& setting) {
+  if (setting == "gpu") return CL_DEVICE_TYPE_GPU;
+  if (setting == "cpu") return CL_DEVICE_TYPE_CPU;
+  if (setting == "accelerator") return CL_DEVICE_TYPE_ACCELERATOR;
+  return CL_DEVICE_TYPE_ALL;
+}
+
+}  // namespace
+
+std::vector<NativeDevice> find_native_devices(const Config& config) {
+  cl_uint count = 0;
+  if (clGetPlatformIDs(0, nullptr, &count) != CL_SUCCESS || count == 0) return {};
+  std::vector<cl_platform_id> platforms(count);
+  clGetPlatformIDs(count, platforms.data(), nullptr);
+  std::vector<NativeDevice> found;
+  for (cl_platform_id platform : platforms) {
+    const std::string name = platform_string(platform, CL_PLATFORM_NAME);
+    // Never serve HiveCL through HiveCL (it is also turned off in this process by HIVECL_IN_PROXY).
+    if (name == "HiveCL") continue;
+    if (!config.proxy_platform.empty() && name.find(config.proxy_platform) == std::string::npos) continue;
+    cl_uint device_count = 0;
+    const cl_device_type type = device_type_setting(config.proxy_device_type);
+    if (clGetDeviceIDs(platform, type, 0, nullptr, &device_count) != CL_SUCCESS) continue;
+    std::vector<cl_device_id> devices(device_count);
+    clGetDeviceIDs(platform, type, device_count, devices.data(), nullptr);
+    for (cl_device_id device : devices)
+      found.push_back({platform, device, name, platform_string(platform, CL_PLATFORM_VERSION)});
+  }
+  return found;
+}
+
+protocol::DeviceRecord describe_device(const NativeDevice& device, protocol::ObjectId id) {
+  protocol::DeviceRecord record{.id = id, .native_platform = device.platform_name, .info = {}};
+  for (const auto& [param, name] : device_params) {
+    protocol::DeviceInfoEntry entry{.param = param, .error = CL_SUCCESS, .value = {}};
+    try {
+      entry.value = query_info([&](size_t size, void* value, size_t* size_ret) {
+        return clGetDeviceInfo(device.device, param, size, value, size_ret);
+      });
+    } catch (const ClError& error) {
+      entry.error = error.code;
+    }
+    record.info.push_back(std::move(entry));
+  }
+  return record;
+}
+
+}  // namespace hivecl::proxy

@@ -1,0 +1,80 @@
+// clGet*Info for every object family on the proxy side (device information is published
+// in the rendezvous record instead). Values that are handles never leave the proxy: the
+// client answers them from its own objects.
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <array>
+
+#include "proxy/executors.hpp"
+
+namespace hivecl::proxy {
+
+using namespace protocol;
+
+namespace {
+
+constexpr std::array handle_params{
+    std::pair{InfoFamily::context, cl_uint{CL_CONTEXT_DEVICES}},
+    std::pair{InfoFamily::context, cl_uint{CL_CONTEXT_PROPERTIES}},
+    std::pair{InfoFamily::command_queue, cl_uint{CL_QUEUE_CONTEXT}},
+    std::pair{InfoFamily::command_queue, cl_uint{CL_QUEUE_DEVICE}},
+    std::pair{InfoFamily::command_queue, cl_uint{CL_QUEUE_DEVICE_DEFAULT}},
+    std::pair{InfoFamily::mem_object, cl_uint{CL_MEM_HOST_PTR}},
+    std::pair{InfoFamily::mem_object, cl_uint{CL_MEM_CONTEXT}},
+    std::pair{InfoFamily::mem_object, cl_uint{CL_MEM_ASSOCIATED_MEMOBJECT}},
+    std::pair{InfoFamily::program, cl_uint{CL_PROGRAM_CONTEXT}},
+    std::pair{InfoFamily::program, cl_uint{CL_PROGRAM_DEVICES}},
+    std::pair{InfoFamily::program, cl_uint{CL_PROGRAM_BINARIES}},
+    std::pair{InfoFamily::kernel, cl_uint{CL_KERNEL_CONTEXT}},
+    std::pair{InfoFamily::kernel, cl_uint{CL_KERNEL_PROGRAM}},
+    std::pair{InfoFamily::event, cl_uint{CL_EVENT_COMMAND_QUEUE}},
+    std::pair{InfoFamily::event, cl_uint{CL_EVENT_CONTEXT}},
+};
+
+bool is_handle_param(InfoFamily family, uint32_t param) {
+  return std::find(handle_params.begin(), handle_params.end(), std::pair{family, param}) != handle_params.end();
+}
+
+// Binds the object (and device/argument) of the request to a clGet*Info function.
+template <class Function, class... Leading>
+Bytes native_info(Function function, const GetInfo::Request& request, Leading... leading) {
+  return query_info([&](size_t size, void* value, size_t* size_ret) {
+    return function(leading..., request.param, size, value, size_ret);
+  });
+}
+
+cl_device_id optional_device(Session& session, ObjectId id) { return id == no_object ? nullptr : session.device(id); }
+
+}  // namespace
+
+GetInfo::Reply execute(Call& call, const GetInfo::Request& request) {
+  if (is_handle_param(request.family, request.param)) throw ClError{CL_INVALID_VALUE};
+  Session& s = call.session;
+  switch (request.family) {
+    case InfoFamily::context:
+      return {native_info(clGetContextInfo, request, s.get<cl_context>(request.object))};
+    case InfoFamily::command_queue:
+      return {native_info(clGetCommandQueueInfo, request, s.get<cl_command_queue>(request.object))};
+    case InfoFamily::mem_object:
+      return {native_info(clGetMemObjectInfo, request, s.get<cl_mem>(request.object))};
+    case InfoFamily::program:
+      return {native_info(clGetProgramInfo, request, s.get<cl_program>(request.object))};
+    case InfoFamily::program_build:
+      return {native_info(clGetProgramBuildInfo, request, s.get<cl_program>(request.object), s.device(request.device))};
+    case InfoFamily::kernel:
+      return {native_info(clGetKernelInfo, request, s.get<cl_kernel>(request.object))};
+    case InfoFamily::kernel_work_group:
+      return {native_info(clGetKernelWorkGroupInfo, request, s.get<cl_kernel>(request.object),
+                          optional_device(s, request.device))};
+    case InfoFamily::kernel_arg:
+      return {native_info(clGetKernelArgInfo, request, s.get<cl_kernel>(request.object), request.arg_index)};
+    case InfoFamily::event:
+      return {native_info(clGetEventInfo, request, s.get<cl_event>(request.object))};
+    case InfoFamily::event_profiling:
+      return {native_info(clGetEventProfilingInfo, request, s.get<cl_event>(request.object))};
+  }
+  throw ClError{CL_INVALID_VALUE};
+}
+
+}  // namespace hivecl::proxy

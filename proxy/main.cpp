@@ -1,0 +1,140 @@
+// hivecl-proxy: serves this node's OpenCL devices to HiveCL clients. Started by mpirun
+// (one job per proxy, see hivecl-cluster); connected to by clients through ompi-server.
+#include <mpi.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <CL/cl.h>
+
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "config.hpp"
+#include "hivecl_build_config.hpp"
+#include "log.hpp"
+#include "proxy/server.hpp"
+#include "transport/rendezvous.hpp"
+
+namespace {
+
+void usage() {
+  std::cout << "usage: hivecl-proxy [--cluster-dir DIR] [--platform NAME] [--device-type all|gpu|cpu|accelerator]\n"
+               "                    [--log LEVEL] [--set KEY=VALUE]... [--status | --show-config]\n"
+               "Serves this node's OpenCL devices to HiveCL clients; started by mpirun (see hivecl-cluster).\n"
+               "Settings default to the HiveCL configuration (files and HIVECL_* variables, see README.md).\n"
+               "  --status       list the cluster's proxies and their devices, then exit\n"
+               "  --show-config  print the settings in effect, then exit\n";
+}
+
+enum class Mode { serve, status, show_config };
+
+std::string device_name(const hivecl::protocol::DeviceRecord& device) {
+  for (const auto& entry : device.info)
+    if (entry.param == CL_DEVICE_NAME && entry.error == CL_SUCCESS)
+      return std::string(reinterpret_cast<const char*>(entry.value.data()),
+                         strnlen(reinterpret_cast<const char*>(entry.value.data()), entry.value.size()));
+  return "?";
+}
+
+int print_status(const hivecl::Config& config) {
+  const auto proxies = hivecl::transport::discover_proxies(config.cluster_dir);
+  if (proxies.empty()) {
+    std::cout << "no proxy in " << config.cluster_dir << "\n";
+    return 1;
+  }
+  for (const auto& proxy : proxies) {
+    std::cout << "proxy on " << proxy.node << ", pid " << proxy.pid << "\n";
+    for (const auto& device : proxy.devices)
+      std::cout << "  device " << device.id << ": " << device_name(device) << " (" << device.native_platform << ")\n";
+  }
+  return 0;
+}
+
+// The child the server starts to wake its own accept thread (see Server::wake_accept_thread).
+int wake(const char* port) {
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return 1;
+  MPI_Comm comm = MPI_COMM_NULL;
+  const int rc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &comm);
+  if (rc == MPI_SUCCESS) MPI_Comm_free(&comm);
+  MPI_Finalize();
+  return rc == MPI_SUCCESS ? 0 : 1;
+}
+
+bool parse_arguments(int argc, char** argv, hivecl::Config& config, Mode& mode) {
+  static const std::pair<const char*, const char*> options[] = {
+      {"--cluster-dir", "cluster_dir"}, {"--platform", "proxy_platform"},
+      {"--device-type", "proxy_device_type"}, {"--log", "log"}};
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    bool matched = false;
+    for (const auto& [flag, key] : options) {
+      if (argument == flag && i + 1 < argc) {
+        if (!config.set(key, argv[++i])) return false;
+        matched = true;
+      }
+    }
+    if (argument == "--status" || argument == "--show-config") {
+      mode = argument == "--status" ? Mode::status : Mode::show_config;
+      matched = true;
+    }
+    if (argument == "--set" && i + 1 < argc) {
+      const std::string setting = argv[++i];
+      const auto eq = setting.find('=');
+      if (eq == std::string::npos || !config.set(setting.substr(0, eq), setting.substr(eq + 1))) return false;
+      matched = true;
+    }
+    if (!matched) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--wake") == 0) return wake(argv[2]);
+  // Blocked before any thread exists, so that only the server's sigwait() receives them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // libhivecl, if the loader finds it here, must not serve inside the proxy.
+  setenv("HIVECL_IN_PROXY", "1", 1);
+
+  hivecl::log::set_role("hivecl-proxy");
+  hivecl::Config config = hivecl::config();
+  Mode mode = Mode::serve;
+  if (!parse_arguments(argc, argv, config, mode)) {
+    usage();
+    return 2;
+  }
+  if (mode == Mode::show_config) {
+    std::cout << config.describe();
+    return 0;
+  }
+  if (mode == Mode::status) return print_status(config);
+  hivecl::log::Level level;
+  if (hivecl::log::parse_level(config.log_level, level)) hivecl::log::set_level(level);
+
+  int provided = 0;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return 1;
+  if (provided < MPI_THREAD_MULTIPLE) {
+    hivecl::log::error("the MPI library does not provide MPI_THREAD_MULTIPLE");
+    MPI_Finalize();
+    return 1;
+  }
+  int status = 1;
+  {
+    auto devices = hivecl::proxy::find_native_devices(config);
+    if (devices.empty()) {
+      hivecl::log::error("no OpenCL device to serve (platform filter '", config.proxy_platform, "', type ",
+                         config.proxy_device_type, ")");
+    } else {
+      hivecl::proxy::Server server(config, std::move(devices));
+      status = server.run();
+    }
+  }
+  MPI_Finalize();
+  return status;
+}

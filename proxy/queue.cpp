@@ -1,0 +1,42 @@
+// Command-queue family on the proxy side.
+#include <CL/cl.h>
+
+#include "proxy/executors.hpp"
+#include "proxy/server.hpp"
+
+namespace hivecl::proxy {
+
+using namespace protocol;
+
+CreateCommandQueue::Reply execute(Call& call, const CreateCommandQueue::Request& request) {
+  Session& session = call.session;
+  session.check_fresh(request.id);
+  const cl_context context = session.get<cl_context>(request.context);
+  const cl_device_id device = session.device(request.device);
+  if (!request.properties.empty() && request.properties.back() != 0) throw ClError{CL_INVALID_VALUE};
+  std::vector<cl_queue_properties> properties(request.properties.begin(), request.properties.end());
+  cl_int status = CL_SUCCESS;
+  const cl_command_queue queue = clCreateCommandQueueWithProperties(
+      context, device, properties.empty() ? nullptr : properties.data(), &status);
+  check(status);
+  session.add(request.id, ObjectKind::command_queue, queue);
+  return {};
+}
+
+Flush::Reply execute(Call& call, const Flush::Request& request) {
+  check(clFlush(call.session.get<cl_command_queue>(request.queue)));
+  return {};
+}
+
+// A marker waits for everything enqueued before it; its completion answers clFinish
+// without holding up this session's other requests.
+void execute(Call& call, const Finish::Request& request, Replier later) {
+  const cl_command_queue queue = call.session.get<cl_command_queue>(request.queue);
+  cl_event marker = nullptr;
+  check(clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker));
+  check(clFlush(queue));
+  when_complete(marker, [later](cl_int) { later.reply<Finish>(CL_SUCCESS); });
+  clReleaseEvent(marker);
+}
+
+}  // namespace hivecl::proxy

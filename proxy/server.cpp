@@ -1,0 +1,152 @@
+#include "proxy/server.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "log.hpp"
+#include "proxy/session.hpp"
+#include "transport/rendezvous.hpp"
+
+extern char** environ;
+
+namespace hivecl::proxy {
+
+using namespace std::chrono_literals;
+
+Server::Server(Config config, std::vector<NativeDevice> devices)
+    : config_(std::move(config)), devices_(std::move(devices)) {}
+
+Server::~Server() = default;
+
+protocol::ProxyRecord Server::make_record() const {
+  protocol::ProxyRecord record;
+  record.node = transport::node_name();
+  record.pid = static_cast<int32_t>(::getpid());
+  record.mpi_port = port_;
+  record.watchdog_hosts = transport::local_addresses();
+  record.watchdog_port = watchdog_.port();
+  for (size_t i = 0; i < devices_.size(); ++i) record.devices.push_back(describe_device(devices_[i], i + 1));
+  return record;
+}
+
+int Server::run() {
+  engine_.start({.spin = config_.poll_spin, .max_message_bytes = config_.max_message_bytes});
+  if (!watchdog_.start(config_.peer_timeout, [this](uint32_t number) { lose_session(number); })) return 1;
+  char port[MPI_MAX_PORT_NAME] = {};
+  if (MPI_Open_port(MPI_INFO_NULL, port) != MPI_SUCCESS) {
+    log::error("MPI_Open_port failed");
+    return 1;
+  }
+  port_ = port;
+  const std::string record_path = transport::publish_proxy(config_.cluster_dir, make_record());
+  if (record_path.empty()) {
+    log::error("cannot write the rendezvous record in ", config_.cluster_dir);
+    return 1;
+  }
+  log::info("serving ", devices_.size(), " device(s) on port ", port_, "; record ", record_path);
+  accept_thread_ = std::thread([this] { accept_loop(); });
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
+  int received = 0;
+  sigwait(&signals, &received);
+  log::info("signal ", received, ": shutting down");
+
+  std::filesystem::remove(record_path);
+  stopping_ = true;
+  {
+    std::lock_guard lock(sessions_mutex_);
+    for (auto& [number, session] : sessions_) session->lose();
+  }
+  const bool accept_stopped = wake_accept_thread();
+  if (accept_stopped) {
+    accept_thread_.join();
+  } else {
+    accept_thread_.detach();
+  }
+  {
+    std::lock_guard lock(sessions_mutex_);
+    sessions_.clear();  // joins the workers, which release every object
+  }
+  engine_.stop();
+  watchdog_.stop();
+  MPI_Close_port(port_.c_str());
+  return accept_stopped ? 0 : 2;
+}
+
+// MPI_Comm_accept cannot be interrupted, and connecting to one's own port deadlocks in
+// Open MPI: a short-lived child process (hivecl-proxy --wake) connects instead.
+bool Server::wake_accept_thread() {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry; ++entry)
+    if (std::strncmp(*entry, "OMPI_", 5) != 0 && std::strncmp(*entry, "PMIX_", 5) != 0) environment.push_back(*entry);
+  environment.push_back("OMPI_MCA_pmix_server_uri=file:" + transport::ompi_server_uri_path(config_.cluster_dir));
+  std::vector<char*> envp;
+  for (auto& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string self = "/proc/self/exe";
+  std::string flag = "--wake";
+  std::vector<char*> argv{self.data(), flag.data(), port_.data(), nullptr};
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::execve(self.c_str(), argv.data(), envp.data());
+    ::_exit(127);
+  }
+  if (child < 0) return false;
+  for (auto waited = 0ms; waited < config_.connect_timeout; waited += 10ms) {
+    int status = 0;
+    if (::waitpid(child, &status, WNOHANG) == child) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    std::this_thread::sleep_for(10ms);
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  log::warn("the accept thread could not be woken");
+  return false;
+}
+
+void Server::accept_loop() {
+  while (true) {
+    MPI_Comm comm = MPI_COMM_NULL;
+    const int rc = MPI_Comm_accept(port_.c_str(), MPI_INFO_NULL, 0, MPI_COMM_SELF, &comm);
+    if (stopping_) {
+      if (rc == MPI_SUCCESS) MPI_Comm_free(&comm);
+      return;
+    }
+    if (rc != MPI_SUCCESS) {
+      log::warn("MPI_Comm_accept failed (", rc, ")");
+      continue;
+    }
+    admit(comm);
+  }
+}
+
+void Server::admit(MPI_Comm comm) {
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  reap_sessions();
+  std::lock_guard lock(sessions_mutex_);
+  const uint32_t number = next_session_++;
+  auto session = std::make_unique<Session>(number, std::make_shared<transport::Link>(comm), *this);
+  session->start();
+  sessions_.emplace(number, std::move(session));
+  log::debug("accepted session ", number);
+}
+
+void Server::lose_session(uint32_t number) {
+  std::lock_guard lock(sessions_mutex_);
+  if (const auto it = sessions_.find(number); it != sessions_.end()) {
+    log::info("session ", number, ": client connection lost");
+    it->second->lose();
+  }
+}
+
+void Server::reap_sessions() {
+  std::lock_guard lock(sessions_mutex_);
+  std::erase_if(sessions_, [](const auto& entry) { return entry.second->finished(); });
+}
+
+}  // namespace hivecl::proxy

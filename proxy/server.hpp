@@ -1,0 +1,72 @@
+// hivecl-proxy's server: the native devices it serves, the MPI port and its accept
+// thread, the watchdog, the sessions, and an orderly shutdown on SIGTERM/SIGINT.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config.hpp"
+#include "protocol/messages.hpp"
+#include "transport/engine.hpp"
+#include "transport/watchdog.hpp"
+
+namespace hivecl::proxy {
+
+class Session;
+
+struct NativeDevice {
+  cl_platform_id platform;
+  cl_device_id device;
+  std::string platform_name;
+  std::string platform_version;
+};
+
+class Server {
+ public:
+  Server(Config config, std::vector<NativeDevice> devices);
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+  ~Server();
+
+  // Serves until a termination signal arrives (the caller has blocked those signals); returns the exit code.
+  int run();
+
+  const Config& config() const { return config_; }
+  transport::Engine& engine() { return engine_; }
+  transport::WatchdogServer& watchdog() { return watchdog_; }
+  const std::vector<NativeDevice>& devices() const { return devices_; }
+
+ private:
+  void accept_loop();
+  void admit(MPI_Comm comm);
+  void lose_session(uint32_t number);
+  void reap_sessions();
+  bool wake_accept_thread();
+  protocol::ProxyRecord make_record() const;
+
+  Config config_;
+  std::vector<NativeDevice> devices_;
+  transport::Engine engine_;
+  transport::WatchdogServer watchdog_;
+  std::string port_;
+  std::thread accept_thread_;
+  std::atomic<bool> stopping_{false};
+  std::mutex sessions_mutex_;
+  std::map<uint32_t, std::unique_ptr<Session>> sessions_;
+  uint32_t next_session_ = 1;
+};
+
+// Native devices of every platform except HiveCL itself, filtered by the proxy_platform
+// and proxy_device_type settings.
+std::vector<NativeDevice> find_native_devices(const Config& config);
+// The record of one device: every parameter of device_info.hpp with its value or error.
+protocol::DeviceRecord describe_device(const NativeDevice& device, protocol::ObjectId id);
+
+}  // namespace hivecl::proxy

@@ -1,0 +1,136 @@
+// One client of the proxy: its MPI link, its table of objects, and a worker thread
+// that executes its requests in order. The worker never waits for the device:
+// commands whose reply depends on device progress (clFinish, clWaitForEvents, read
+// data) are answered from native event callbacks through a Replier.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cl_error.hpp"
+#include "handle_table.hpp"
+#include "protocol/messages.hpp"
+#include "transport/engine.hpp"
+#include "transport/tags.hpp"
+
+namespace hivecl::proxy {
+
+class Server;
+
+// Host memory for data passing through the proxy, left uninitialised.
+struct HostBuffer {
+  explicit HostBuffer(size_t bytes) : data(new std::byte[bytes]), size(bytes) {}
+  std::unique_ptr<std::byte[]> data;
+  size_t size;
+};
+
+// Sends frames to one client from any thread; harmless once the client is gone.
+class Replier {
+ public:
+  Replier(transport::Engine& engine, transport::LinkPtr link, uint64_t sequence)
+      : engine_(&engine), link_(std::move(link)), sequence_(sequence) {}
+
+  template <class M>
+  void reply(cl_int status, const typename M::Reply& reply = {}) const {
+    protocol::FrameHeader header{.opcode = M::opcode, .kind = protocol::FrameKind::reply, .sequence = sequence_,
+                                 .status = status};
+    protocol::Bytes frame;
+    protocol::Writer writer(frame);
+    protocol::encode(writer, header);
+    if (status == CL_SUCCESS) protocol::encode(writer, reply);
+    engine_->send(link_, transport::control_tag, std::move(frame));
+  }
+  // Sends `data` (kept alive until sent) as chunks on this request's data tag, then `status`.
+  void send_bulk(std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) const;
+  uint64_t sequence() const { return sequence_; }
+
+ private:
+  transport::Engine* engine_;
+  transport::LinkPtr link_;
+  uint64_t sequence_;
+};
+
+class Session {
+ public:
+  Session(uint32_t number, transport::LinkPtr link, Server& server);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session();
+
+  uint32_t number() const { return number_; }
+  void start();
+  // Engine thread: a control frame arrived.
+  void deliver(protocol::Bytes&& frame);
+  // The client is gone (watchdog) or the proxy shuts down: stop and release everything.
+  void lose();
+  bool finished() const { return finished_.load(); }
+
+  // --- for executors ---
+  Server& server() { return server_; }
+  Replier replier(uint64_t sequence) const;
+  cl_device_id device(protocol::ObjectId id) const;
+  cl_platform_id platform_of(protocol::ObjectId device_id) const;
+  std::vector<cl_device_id> devices(const std::vector<protocol::ObjectId>& ids) const;
+  // The native object of `id`, or ClError with the invalid-object code of T.
+  template <class T>
+  T get(protocol::ObjectId id) const;
+  // The native events of `ids`; ClError(invalid) if one is unknown.
+  std::vector<cl_event> events(const std::vector<protocol::ObjectId>& ids, cl_int invalid = CL_INVALID_EVENT_WAIT_LIST) const;
+  // Throws CL_INVALID_VALUE unless `id` can name a new object.
+  void check_fresh(protocol::ObjectId id) const;
+  void add(protocol::ObjectId id, protocol::ObjectKind kind, void* native);
+  void release(protocol::ObjectKind kind, protocol::ObjectId id);
+  // Receives the bulk data of a request; ClError(peer_lost_status) when the client vanishes.
+  std::shared_ptr<HostBuffer> receive_bulk(uint64_t sequence, uint64_t size);
+  void drain_bulk(uint64_t sequence, uint64_t size);
+  size_t chunk_bytes() const;
+  void set_greeted() { greeted_ = true; }
+  bool greeted() const { return greeted_; }
+  void end() { ending_ = true; }
+
+ private:
+  void work();
+  void handle(const protocol::Bytes& frame);
+  bool next_frame(protocol::Bytes& frame);
+  void teardown();
+
+  const uint32_t number_;
+  transport::LinkPtr link_;
+  Server& server_;
+  HandleTable objects_;
+  std::thread worker_;
+  std::mutex inbox_mutex_;
+  std::condition_variable inbox_cv_;
+  std::deque<protocol::Bytes> inbox_;
+  std::atomic<bool> lost_{false};
+  std::atomic<bool> finished_{false};
+  bool greeted_ = false;
+  bool ending_ = false;
+};
+
+template <class T>
+struct NativeKind;
+template <> struct NativeKind<cl_context> { static constexpr auto kind = protocol::ObjectKind::context; static constexpr cl_int invalid = CL_INVALID_CONTEXT; };
+template <> struct NativeKind<cl_command_queue> { static constexpr auto kind = protocol::ObjectKind::command_queue; static constexpr cl_int invalid = CL_INVALID_COMMAND_QUEUE; };
+template <> struct NativeKind<cl_mem> { static constexpr auto kind = protocol::ObjectKind::mem; static constexpr cl_int invalid = CL_INVALID_MEM_OBJECT; };
+template <> struct NativeKind<cl_program> { static constexpr auto kind = protocol::ObjectKind::program; static constexpr cl_int invalid = CL_INVALID_PROGRAM; };
+template <> struct NativeKind<cl_kernel> { static constexpr auto kind = protocol::ObjectKind::kernel; static constexpr cl_int invalid = CL_INVALID_KERNEL; };
+template <> struct NativeKind<cl_event> { static constexpr auto kind = protocol::ObjectKind::event; static constexpr cl_int invalid = CL_INVALID_EVENT; };
+
+template <class T>
+T Session::get(protocol::ObjectId id) const {
+  void* native = objects_.find(id, NativeKind<T>::kind);
+  if (!native) throw ClError{NativeKind<T>::invalid};
+  return static_cast<T>(native);
+}
+
+}  // namespace hivecl::proxy

@@ -1,0 +1,132 @@
+#include "config.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "hivecl_build_config.hpp"
+#include "log.hpp"
+
+namespace hivecl {
+namespace {
+
+std::string trim(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r");
+  return text.substr(first, last - first + 1);
+}
+
+bool parse_u64(const std::string& text, uint64_t& out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  out = std::strtoull(text.c_str(), &end, 0);
+  return end && *end == '\0';
+}
+
+bool parse_bool(const std::string& text, bool& out) {
+  if (text == "1" || text == "true" || text == "yes" || text == "on") return out = true, true;
+  if (text == "0" || text == "false" || text == "no" || text == "off") return out = false, true;
+  return false;
+}
+
+template <class Duration>
+bool parse_duration(const std::string& text, Duration& out) {
+  uint64_t count = 0;
+  if (!parse_u64(text, count)) return false;
+  out = Duration(count);
+  return true;
+}
+
+using Setter = std::function<bool(Config&, const std::string&)>;
+
+const std::map<std::string, Setter>& setters() {
+  static const std::map<std::string, Setter> table{
+      {"cluster_dir", [](Config& c, const std::string& v) { c.cluster_dir = v; return !v.empty(); }},
+      {"log", [](Config& c, const std::string& v) { log::Level l; c.log_level = v; return log::parse_level(v, l); }},
+      {"eager_mpi_init", [](Config& c, const std::string& v) { return parse_bool(v, c.eager_mpi_init); }},
+      {"peer_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.peer_timeout); }},
+      {"connect_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.connect_timeout); }},
+      {"poll_spin_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_spin); }},
+      {"chunk_bytes", [](Config& c, const std::string& v) { return parse_u64(v, c.chunk_bytes) && c.chunk_bytes >= 4096 && c.chunk_bytes <= (1u << 30); }},
+      {"max_message_bytes", [](Config& c, const std::string& v) { return parse_u64(v, c.max_message_bytes) && c.max_message_bytes >= 65536 && c.max_message_bytes < (1ull << 31); }},
+      {"proxy_platform", [](Config& c, const std::string& v) { c.proxy_platform = v; return true; }},
+      {"proxy_device_type", [](Config& c, const std::string& v) {
+         c.proxy_device_type = v;
+         return v == "all" || v == "gpu" || v == "cpu" || v == "accelerator";
+       }},
+  };
+  return table;
+}
+
+void load_file(Config& config, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    line = trim(line.substr(0, line.find('#')));
+    if (line.empty()) continue;
+    const auto eq = line.find('=');
+    if (eq == std::string::npos || !config.set(trim(line.substr(0, eq)), trim(line.substr(eq + 1))))
+      log::warn("config ", path, ":", number, ": ignored '", line, "'");
+  }
+}
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+std::string env_name(const std::string& key) {
+  std::string name = "HIVECL_";
+  for (char c : key) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name;
+}
+
+}  // namespace
+
+bool Config::set(const std::string& key, const std::string& value) {
+  const auto it = setters().find(key);
+  return it != setters().end() && it->second(*this, value);
+}
+
+std::string Config::describe() const {
+  std::ostringstream text;
+  text << "cluster_dir = " << cluster_dir << "\n"
+       << "log = " << log_level << "\n"
+       << "eager_mpi_init = " << (eager_mpi_init ? "true" : "false") << "\n"
+       << "peer_timeout_ms = " << peer_timeout.count() << "\n"
+       << "connect_timeout_ms = " << connect_timeout.count() << "\n"
+       << "poll_spin_us = " << poll_spin.count() << "\n"
+       << "chunk_bytes = " << chunk_bytes << "\n"
+       << "max_message_bytes = " << max_message_bytes << "\n"
+       << "proxy_platform = " << proxy_platform << "\n"
+       << "proxy_device_type = " << proxy_device_type << "\n";
+  return text.str();
+}
+
+Config Config::load() {
+  Config config;
+  const std::string home = env_or("HOME", "/tmp");
+  config.cluster_dir = home + "/.hivecl/default";
+  load_file(config, std::string(HIVECL_SYSCONFDIR) + "/hivecl/hivecl.conf");
+  if (std::string(HIVECL_SYSCONFDIR) != "/etc") load_file(config, "/etc/hivecl/hivecl.conf");
+  load_file(config, env_or("XDG_CONFIG_HOME", home + "/.config") + "/hivecl/hivecl.conf");
+  if (const char* explicit_file = std::getenv("HIVECL_CONFIG")) load_file(config, explicit_file);
+  for (const auto& [key, setter] : setters()) {
+    const std::string name = env_name(key);
+    if (const char* value = std::getenv(name.c_str()); value && *value && !setter(config, value))
+      log::warn("ignored ", name, "='", value, "'");
+  }
+  log::Level level = log::Level::warn;
+  if (log::parse_level(config.log_level, level)) log::set_level(level);
+  return config;
+}
+
+const Config& config() {
+  static const Config loaded = Config::load();
+  return loaded;
+}
+
+}  // namespace hivecl

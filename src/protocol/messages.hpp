@@ -1,0 +1,425 @@
+// The wire protocol between libhivecl and hivecl-proxy: every message is declared
+// here once, with its request and reply, and both sides encode and decode it from
+// this declaration (codec.hpp). A frame on the control channel is a FrameHeader
+// followed by the encoded request or reply. Bulk data (buffer contents) never
+// travels in a control frame: it follows as chunks on the data tag of its request
+// (see transport/tags.hpp), in the direction given by the message's `bulk`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol/codec.hpp"
+
+namespace hivecl::protocol {
+
+// Changes whenever a message changes; checked in Hello and in rendezvous records.
+inline constexpr uint32_t protocol_version = 1;
+inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
+
+// Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
+// ids of objects a client creates are chosen by the client, per session.
+using ObjectId = uint64_t;
+inline constexpr ObjectId no_object = 0;
+inline constexpr ObjectId first_session_id = 1u << 16;
+
+enum class ObjectKind : uint8_t { device, context, command_queue, mem, program, kernel, event };
+
+enum class Bulk : uint8_t { none, to_proxy, from_proxy };
+
+enum class FrameKind : uint8_t { request, reply };
+
+#define HIVECL_MESSAGES(X)                                                                                   \
+  X(Hello) X(Goodbye) X(Release) X(GetInfo)                                                                  \
+  X(CreateContext) X(CreateCommandQueue) X(Flush) X(Finish)                                                  \
+  X(CreateBuffer) X(ReadBuffer) X(WriteBuffer) X(CopyBuffer) X(FillBuffer) X(EnqueueMarker)                 \
+  X(CreateProgramWithSource) X(BuildProgram) X(GetProgramBinaries)                                           \
+  X(CreateKernel) X(CreateKernelsInProgram) X(SetKernelArg) X(EnqueueNDRangeKernel)                         \
+  X(WaitForEvents)
+
+enum class Opcode : uint16_t {
+#define HIVECL_OPCODE(name) name,
+  HIVECL_MESSAGES(HIVECL_OPCODE)
+#undef HIVECL_OPCODE
+  count
+};
+
+struct FrameHeader {
+  uint32_t magic = frame_magic;
+  Opcode opcode{};
+  FrameKind kind = FrameKind::request;
+  uint64_t sequence = 0;  // pairs a reply with its request; names the request's data tag
+  int32_t status = 0;     // replies: the OpenCL status of the call
+  HIVECL_FIELDS(magic, opcode, kind, sequence, status)
+};
+
+// Declares a message: its opcode, whether the caller waits for a reply, and bulk data direction.
+#define HIVECL_MESSAGE(name, reply_expected, bulk_direction)  \
+  static constexpr Opcode opcode = Opcode::name;                \
+  static constexpr const char* message_name = #name;            \
+  static constexpr bool has_reply = reply_expected;             \
+  static constexpr Bulk bulk = bulk_direction;
+
+struct Empty {
+  HIVECL_FIELDS()
+};
+
+// --- session ---------------------------------------------------------------
+
+struct Hello {
+  HIVECL_MESSAGE(Hello, true, Bulk::none)
+  struct Request {
+    uint32_t version = protocol_version;
+    Bytes watchdog_token;  // proves this MPI connection belongs to that watchdog socket
+    std::string host;
+    int32_t pid = 0;
+    HIVECL_FIELDS(version, watchdog_token, host, pid)
+  };
+  struct Reply {
+    uint32_t session = 0;
+    HIVECL_FIELDS(session)
+  };
+};
+
+struct Goodbye {
+  HIVECL_MESSAGE(Goodbye, true, Bulk::none)
+  using Request = Empty;
+  using Reply = Empty;
+};
+
+// The application released its last reference: the proxy drops the native object.
+struct Release {
+  HIVECL_MESSAGE(Release, false, Bulk::none)
+  struct Request {
+    ObjectKind kind{};
+    ObjectId id = no_object;
+    HIVECL_FIELDS(kind, id)
+  };
+  using Reply = Empty;
+};
+
+// clGet*Info for values the client does not hold itself.
+enum class InfoFamily : uint8_t {
+  context, command_queue, mem_object, program, program_build, kernel, kernel_work_group, kernel_arg,
+  event, event_profiling
+};
+
+struct GetInfo {
+  HIVECL_MESSAGE(GetInfo, true, Bulk::none)
+  struct Request {
+    InfoFamily family{};
+    ObjectId object = no_object;
+    ObjectId device = no_object;  // program_build, kernel_work_group
+    uint32_t arg_index = 0;       // kernel_arg
+    uint32_t param = 0;
+    HIVECL_FIELDS(family, object, device, arg_index, param)
+  };
+  struct Reply {
+    Bytes value;
+    HIVECL_FIELDS(value)
+  };
+};
+
+// --- contexts and queues ---------------------------------------------------------
+
+struct CreateContext {
+  HIVECL_MESSAGE(CreateContext, true, Bulk::none)
+  struct Request {
+    ObjectId id = no_object;
+    std::vector<ObjectId> devices;
+    std::vector<int64_t> properties;  // without CL_CONTEXT_PLATFORM: the proxy adds its own
+    HIVECL_FIELDS(id, devices, properties)
+  };
+  using Reply = Empty;
+};
+
+struct CreateCommandQueue {
+  HIVECL_MESSAGE(CreateCommandQueue, true, Bulk::none)
+  struct Request {
+    ObjectId id = no_object;
+    ObjectId context = no_object;
+    ObjectId device = no_object;
+    std::vector<uint64_t> properties;  // cl_queue_properties list, 0-terminated
+    HIVECL_FIELDS(id, context, device, properties)
+  };
+  using Reply = Empty;
+};
+
+struct Flush {
+  HIVECL_MESSAGE(Flush, false, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    HIVECL_FIELDS(queue)
+  };
+  using Reply = Empty;
+};
+
+// Replied when every command enqueued before it has completed.
+struct Finish {
+  HIVECL_MESSAGE(Finish, true, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    HIVECL_FIELDS(queue)
+  };
+  using Reply = Empty;
+};
+
+// --- memory objects ---------------------------------------------------------------
+
+struct CreateBuffer {
+  HIVECL_MESSAGE(CreateBuffer, true, Bulk::to_proxy)
+  struct Request {
+    ObjectId id = no_object;
+    ObjectId context = no_object;
+    uint64_t flags = 0;  // as the proxy must use them: CL_MEM_USE_HOST_PTR became CL_MEM_COPY_HOST_PTR
+    uint64_t size = 0;
+    bool with_data = false;  // initial contents follow as bulk data
+    HIVECL_FIELDS(id, context, flags, size, with_data)
+    uint64_t bulk_bytes() const { return with_data ? size : 0; }
+  };
+  using Reply = Empty;
+};
+
+// Common tail of every enqueue: its wait list and the id of the event to create (or none).
+struct EnqueueTail {
+  std::vector<ObjectId> wait_list;
+  ObjectId event = no_object;
+  HIVECL_FIELDS(wait_list, event)
+};
+
+// The data follows the reply, once the device has produced it.
+struct ReadBuffer {
+  HIVECL_MESSAGE(ReadBuffer, true, Bulk::from_proxy)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId mem = no_object;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, mem, offset, size, tail)
+    uint64_t bulk_bytes() const { return size; }
+  };
+  using Reply = Empty;
+};
+
+struct WriteBuffer {
+  HIVECL_MESSAGE(WriteBuffer, true, Bulk::to_proxy)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId mem = no_object;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, mem, offset, size, tail)
+    uint64_t bulk_bytes() const { return size; }
+  };
+  using Reply = Empty;
+};
+
+struct CopyBuffer {
+  HIVECL_MESSAGE(CopyBuffer, true, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId source = no_object;
+    ObjectId destination = no_object;
+    uint64_t source_offset = 0;
+    uint64_t destination_offset = 0;
+    uint64_t size = 0;
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, source, destination, source_offset, destination_offset, size, tail)
+  };
+  using Reply = Empty;
+};
+
+struct FillBuffer {
+  HIVECL_MESSAGE(FillBuffer, true, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId mem = no_object;
+    Bytes pattern;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, mem, pattern, offset, size, tail)
+  };
+  using Reply = Empty;
+};
+
+// clEnqueueMarkerWithWaitList / clEnqueueBarrierWithWaitList, and the device side of
+// commands that need no device work here (unmapping a region mapped for reading).
+struct EnqueueMarker {
+  HIVECL_MESSAGE(EnqueueMarker, true, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    bool barrier = false;
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, barrier, tail)
+  };
+  using Reply = Empty;
+};
+
+// --- programs and kernels ---------------------------------------------------------
+
+struct CreateProgramWithSource {
+  HIVECL_MESSAGE(CreateProgramWithSource, true, Bulk::none)
+  struct Request {
+    ObjectId id = no_object;
+    ObjectId context = no_object;
+    std::string source;
+    HIVECL_FIELDS(id, context, source)
+  };
+  using Reply = Empty;
+};
+
+struct BuildProgram {
+  HIVECL_MESSAGE(BuildProgram, true, Bulk::none)
+  struct Request {
+    ObjectId program = no_object;
+    std::vector<ObjectId> devices;  // empty: every device of the program's context
+    std::string options;
+    HIVECL_FIELDS(program, devices, options)
+  };
+  using Reply = Empty;
+};
+
+struct GetProgramBinaries {
+  HIVECL_MESSAGE(GetProgramBinaries, true, Bulk::none)
+  struct Request {
+    ObjectId program = no_object;
+    HIVECL_FIELDS(program)
+  };
+  struct Reply {
+    std::vector<Bytes> binaries;  // one per device of the program, in CL_PROGRAM_DEVICES order
+    HIVECL_FIELDS(binaries)
+  };
+};
+
+struct CreateKernel {
+  HIVECL_MESSAGE(CreateKernel, true, Bulk::none)
+  struct Request {
+    ObjectId id = no_object;
+    ObjectId program = no_object;
+    std::string name;
+    HIVECL_FIELDS(id, program, name)
+  };
+  using Reply = Empty;
+};
+
+// Creates one kernel per id, at most as many as the program has; the reply names them in order.
+struct CreateKernelsInProgram {
+  HIVECL_MESSAGE(CreateKernelsInProgram, true, Bulk::none)
+  struct Request {
+    ObjectId program = no_object;
+    std::vector<ObjectId> ids;
+    HIVECL_FIELDS(program, ids)
+  };
+  struct Reply {
+    std::vector<std::string> names;
+    HIVECL_FIELDS(names)
+  };
+};
+
+enum class ArgKind : uint8_t {
+  value,        // bytes as given
+  mem_object,   // a cl_mem handle of this session
+  no_value,     // arg_value was NULL: local memory of `size` bytes, or a NULL buffer
+};
+
+struct SetKernelArg {
+  HIVECL_MESSAGE(SetKernelArg, true, Bulk::none)
+  struct Request {
+    ObjectId kernel = no_object;
+    uint32_t index = 0;
+    ArgKind kind = ArgKind::value;
+    uint64_t size = 0;
+    ObjectId object = no_object;  // mem_object
+    Bytes value;                  // value
+    HIVECL_FIELDS(kernel, index, kind, size, object, value)
+  };
+  using Reply = Empty;
+};
+
+struct EnqueueNDRangeKernel {
+  HIVECL_MESSAGE(EnqueueNDRangeKernel, true, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId kernel = no_object;
+    uint32_t work_dim = 0;
+    std::vector<uint64_t> global_offset;  // empty: NULL
+    std::vector<uint64_t> global_size;
+    std::vector<uint64_t> local_size;     // empty: NULL
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, kernel, work_dim, global_offset, global_size, local_size, tail)
+  };
+  using Reply = Empty;
+};
+
+// --- events --------------------------------------------------------------------------
+
+// Replied when every event has completed (status: CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+// when one of them failed).
+struct WaitForEvents {
+  HIVECL_MESSAGE(WaitForEvents, true, Bulk::none)
+  struct Request {
+    std::vector<ObjectId> events;
+    HIVECL_FIELDS(events)
+  };
+  using Reply = Empty;
+};
+
+#undef HIVECL_MESSAGE
+
+// Calls visitor.template operator()<Message>() for every message of the table.
+template <class Visitor>
+void for_each_message(Visitor&& visitor) {
+#define HIVECL_VISIT(name) visitor.template operator()<name>();
+  HIVECL_MESSAGES(HIVECL_VISIT)
+#undef HIVECL_VISIT
+}
+
+// Calls visitor.template operator()<Message>() for the message of `opcode`; false if unknown.
+template <class Visitor>
+bool visit_opcode(Opcode opcode, Visitor&& visitor) {
+  switch (opcode) {
+#define HIVECL_CASE(name)                     \
+  case Opcode::name:                          \
+    visitor.template operator()<name>();      \
+    return true;
+    HIVECL_MESSAGES(HIVECL_CASE)
+#undef HIVECL_CASE
+    default:
+      return false;
+  }
+}
+
+// --- rendezvous records: what a proxy publishes about itself --------------------------
+
+// One clGetDeviceInfo answer of the native device, error included, so the client can
+// answer every device query without a round trip.
+struct DeviceInfoEntry {
+  uint32_t param = 0;
+  int32_t error = 0;
+  Bytes value;
+  HIVECL_FIELDS(param, error, value)
+};
+
+struct DeviceRecord {
+  ObjectId id = no_object;
+  std::string native_platform;
+  std::vector<DeviceInfoEntry> info;
+  HIVECL_FIELDS(id, native_platform, info)
+};
+
+struct ProxyRecord {
+  uint32_t magic = frame_magic;
+  std::string node;
+  int32_t pid = 0;
+  std::string mpi_port;
+  std::vector<std::string> watchdog_hosts;  // addresses of the proxy's node, best first
+  uint16_t watchdog_port = 0;
+  std::vector<DeviceRecord> devices;
+  HIVECL_FIELDS(magic, node, pid, mpi_port, watchdog_hosts, watchdog_port, devices)
+};
+
+}  // namespace hivecl::protocol

@@ -1,0 +1,318 @@
+#include "transport/engine.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "log.hpp"
+
+namespace hivecl::transport {
+
+using protocol::Bytes;
+using Clock = std::chrono::steady_clock;
+
+void Completion::complete(OpStatus status) {
+  state_.store(static_cast<uint32_t>(status), std::memory_order_release);
+  state_.notify_all();
+}
+
+OpStatus Completion::wait() const {
+  // Replies usually come within tens of microseconds: spin a little before sleeping.
+  for (int spin = 0; spin < 200; ++spin) {
+    if (status() != OpStatus::pending) return status();
+    sched_yield();
+  }
+  state_.wait(static_cast<uint32_t>(OpStatus::pending), std::memory_order_acquire);
+  return status();
+}
+
+OpStatus Completion::wait_for(std::chrono::milliseconds timeout) const {
+  const auto deadline = Clock::now() + timeout;
+  while (status() == OpStatus::pending && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return status();
+}
+
+Engine::~Engine() { stop(); }
+
+void Engine::start(Tuning tuning, std::function<bool()> setup, std::function<void()> teardown) {
+  tuning_ = tuning;
+  thread_ = std::thread([this, setup = std::move(setup), teardown = std::move(teardown)] { run(setup, teardown); });
+}
+
+bool Engine::wait_started() {
+  std::unique_lock lock(mutex_);
+  started_cv_.wait(lock, [this] { return started_; });
+  return setup_ok_;
+}
+
+void Engine::stop() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void Engine::submit(Command&& command) {
+  {
+    std::lock_guard lock(mutex_);
+    commands_.push_back(std::move(command));
+    has_commands_.store(true, std::memory_order_release);
+  }
+  wake_.notify_one();
+}
+
+void Engine::listen(const LinkPtr& link, int tag, bool always, OnMessage on_message) {
+  submit(Listener{link, tag, always, std::move(on_message)});
+}
+
+void Engine::send(const LinkPtr& link, int tag, Bytes&& message, Done done) {
+  Operation op{.link = link, .is_send = true, .tag = tag, .owned = std::move(message), .done = std::move(done)};
+  op.data = op.owned.data();
+  op.size = op.owned.size();
+  submit(std::move(op));
+}
+
+void Engine::send(const LinkPtr& link, int tag, const void* data, size_t size, Done done) {
+  submit(Operation{.link = link, .is_send = true, .tag = tag, .data = const_cast<void*>(data), .size = size,
+                   .done = std::move(done)});
+}
+
+void Engine::receive(const LinkPtr& link, int tag, void* data, size_t size, Done done) {
+  submit(Operation{.link = link, .is_send = false, .tag = tag, .data = data, .size = size, .done = std::move(done)});
+}
+
+void Engine::forget(const LinkPtr& link) {
+  link->lost_.store(true, std::memory_order_release);
+  submit(Forget{link});
+}
+
+void Engine::run(std::function<bool()> setup, std::function<void()> teardown) {
+  const bool ok = !setup || setup();
+  {
+    std::lock_guard lock(mutex_);
+    started_ = true;
+    setup_ok_ = ok;
+  }
+  started_cv_.notify_all();
+  if (!ok) return;
+
+  auto last_activity = Clock::now();
+  while (true) {
+    bool activity = take_commands();
+    if (stopping_.load(std::memory_order_acquire)) break;
+    activity |= test_operations();
+    activity |= poll_listeners();
+    if (activity) {
+      last_activity = Clock::now();
+    } else if (Clock::now() - last_activity > tuning_.spin) {
+      idle_wait(last_activity);
+    }
+  }
+  abandon_all();
+  if (teardown) teardown();
+  graveyard_.clear();
+}
+
+bool Engine::take_commands() {
+  if (!has_commands_.load(std::memory_order_acquire)) return false;
+  std::vector<Command> commands;
+  {
+    std::lock_guard lock(mutex_);
+    commands.swap(commands_);
+    has_commands_.store(false, std::memory_order_release);
+  }
+  for (auto& command : commands) {
+    if (auto* op = std::get_if<Operation>(&command)) {
+      begin(std::move(*op));
+    } else if (auto* listener = std::get_if<Listener>(&command)) {
+      if (!listener->link->lost()) listeners_.push_back(std::move(*listener));
+    } else {
+      drop_link(std::get<Forget>(command).link);
+    }
+  }
+  return !commands.empty();
+}
+
+void Engine::begin(Operation&& op) {
+  if (op.link->lost()) {
+    if (op.done) op.done(OpStatus::cancelled, std::move(op.owned));
+    return;
+  }
+  if (op.size > static_cast<size_t>(INT_MAX)) {
+    log::error("engine: a single MPI message of ", op.size, " bytes is too large");
+    if (op.done) op.done(OpStatus::failed, std::move(op.owned));
+    return;
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int count = static_cast<int>(op.size);
+  int rc = MPI_SUCCESS;
+  if (op.is_send) {
+    rc = MPI_Isend(op.data, count, MPI_BYTE, 0, op.tag, op.link->comm(), &request);
+  } else if (op.matched) {
+    rc = MPI_Imrecv(op.data, count, MPI_BYTE, &op.message, &request);
+  } else {
+    rc = MPI_Irecv(op.data, count, MPI_BYTE, 0, op.tag, op.link->comm(), &request);
+  }
+  if (rc != MPI_SUCCESS) {
+    log::warn("engine: MPI ", op.is_send ? "send" : "receive", " failed to start (", rc, ")");
+    if (op.done) op.done(OpStatus::failed, std::move(op.owned));
+    return;
+  }
+  active_.push_back(std::move(op));
+  requests_.push_back(request);
+}
+
+bool Engine::test_operations() {
+  if (requests_.empty()) return false;
+  std::vector<int> indices(requests_.size());
+  std::vector<MPI_Status> statuses(requests_.size());
+  int count = 0;
+  const int rc = MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, indices.data(),
+                              statuses.data());
+  if (count == MPI_UNDEFINED || count == 0) return false;
+  // Finish from the highest index down so that swap-removal keeps lower indices valid.
+  std::vector<std::pair<int, OpStatus>> finished;
+  for (int i = 0; i < count; ++i) {
+    const bool failed = rc == MPI_ERR_IN_STATUS && statuses[i].MPI_ERROR != MPI_SUCCESS;
+    finished.emplace_back(indices[i], failed ? OpStatus::failed : OpStatus::done);
+  }
+  std::sort(finished.begin(), finished.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  for (auto [index, status] : finished) finish(static_cast<size_t>(index), status);
+  return true;
+}
+
+void Engine::finish(size_t index, OpStatus status) {
+  Operation op = std::move(active_[index]);
+  active_[index] = std::move(active_.back());
+  active_.pop_back();
+  requests_[index] = requests_.back();
+  requests_.pop_back();
+  if (op.done) op.done(status, std::move(op.owned));
+}
+
+bool Engine::poll_listeners() {
+  bool activity = false;
+  for (size_t i = 0; i < listeners_.size(); ++i) {
+    Listener& listener = listeners_[i];
+    if (!listener.always && listener.link->expected_.load(std::memory_order_acquire) <= 0) continue;
+    int found = 0;
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    if (MPI_Improbe(0, listener.tag, listener.link->comm(), &found, &message, &status) != MPI_SUCCESS || !found)
+      continue;
+    int size = 0;
+    MPI_Get_count(&status, MPI_BYTE, &size);
+    Operation op{.link = listener.link, .is_send = false, .tag = listener.tag, .matched = true, .message = message};
+    const bool too_large = static_cast<uint64_t>(size) > tuning_.max_message_bytes;
+    // A frame over the limit is still received (into a small buffer, truncated) so it is consumed.
+    op.owned.resize(too_large ? 16 : static_cast<size_t>(size));
+    op.data = op.owned.data();
+    op.size = op.owned.size();
+    op.done = [on_message = listener.on_message, too_large, size](OpStatus st, Bytes&& frame) {
+      if (too_large) log::warn("engine: dropped a control frame of ", size, " bytes (over max_message_bytes)");
+      if (st == OpStatus::done && !too_large) on_message(std::move(frame));
+    };
+    begin(std::move(op));
+    activity = true;
+  }
+  return activity;
+}
+
+void Engine::drop_link(const LinkPtr& link) {
+  std::erase_if(listeners_, [&](const Listener& l) { return l.link == link; });
+  for (size_t i = active_.size(); i-- > 0;) {
+    if (active_[i].link != link) continue;
+    MPI_Request& request = requests_[i];
+    if (!active_[i].is_send && !active_[i].matched) {
+      MPI_Cancel(&request);
+      int completed = 0;
+      MPI_Test(&request, &completed, MPI_STATUS_IGNORE);
+      if (!completed) MPI_Request_free(&request);
+    } else {
+      // Sends and already-matched receives cannot be cancelled: release the request and
+      // keep the engine's own buffer alive, since MPI may still touch it.
+      MPI_Request_free(&request);
+      graveyard_.push_back(std::move(active_[i].owned));
+    }
+    finish(i, OpStatus::cancelled);
+  }
+  MPI_Comm comm = link->comm();
+  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+}
+
+bool Engine::has_attention() const {
+  if (!active_.empty()) return true;
+  return std::any_of(listeners_.begin(), listeners_.end(), [](const Listener& l) {
+    return l.always || l.link->expected_.load(std::memory_order_acquire) > 0;
+  });
+}
+
+void Engine::idle_wait(Clock::time_point last_activity) {
+  std::unique_lock lock(mutex_);
+  if (has_commands_ || stopping_) return;
+  if (!has_attention()) {
+    wake_.wait(lock, [this] { return has_commands_ || stopping_; });
+    return;
+  }
+  // Back off: the longer nothing happened, the longer the sleep, up to max_sleep.
+  const auto idle = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - last_activity);
+  const auto sleep = std::clamp(idle / 8, std::chrono::microseconds(10), tuning_.max_sleep);
+  wake_.wait_for(lock, sleep, [this] { return has_commands_ || stopping_; });
+}
+
+void Engine::abandon_all() {
+  std::vector<LinkPtr> links;
+  for (auto& op : active_) links.push_back(op.link);
+  for (auto& l : listeners_) links.push_back(l.link);
+  std::sort(links.begin(), links.end());
+  links.erase(std::unique(links.begin(), links.end()), links.end());
+  for (auto& link : links) {
+    link->lost_.store(true, std::memory_order_release);
+    drop_link(link);
+  }
+  std::lock_guard lock(mutex_);
+  for (auto& command : commands_)
+    if (auto* op = std::get_if<Operation>(&command); op && op->done) op->done(OpStatus::cancelled, std::move(op->owned));
+  commands_.clear();
+}
+
+std::shared_ptr<Transfer> Transfer::send(Engine& engine, const LinkPtr& link, int tag, const void* data, size_t size,
+                                         size_t chunk) {
+  auto transfer = std::make_shared<Transfer>();
+  const size_t chunks = chunk_count(size, chunk);
+  transfer->remaining_ = chunks;
+  if (chunks == 0) transfer->completion_.complete(OpStatus::done);
+  const auto* bytes = static_cast<const std::byte*>(data);
+  for (size_t offset = 0; offset < size; offset += chunk)
+    engine.send(link, tag, bytes + offset, std::min(chunk, size - offset),
+                [transfer](OpStatus status, Bytes&&) { transfer->chunk_done(status); });
+  return transfer;
+}
+
+std::shared_ptr<Transfer> Transfer::receive(Engine& engine, const LinkPtr& link, int tag, void* data, size_t size,
+                                            size_t chunk) {
+  auto transfer = std::make_shared<Transfer>();
+  const size_t chunks = chunk_count(size, chunk);
+  transfer->remaining_ = chunks;
+  if (chunks == 0) transfer->completion_.complete(OpStatus::done);
+  auto* bytes = static_cast<std::byte*>(data);
+  for (size_t offset = 0; offset < size; offset += chunk)
+    engine.receive(link, tag, bytes + offset, std::min(chunk, size - offset),
+                   [transfer](OpStatus status, Bytes&&) { transfer->chunk_done(status); });
+  return transfer;
+}
+
+void Transfer::chunk_done(OpStatus status) {
+  if (status != OpStatus::done) {
+    uint32_t expected = static_cast<uint32_t>(OpStatus::done);
+    worst_.compare_exchange_strong(expected, static_cast<uint32_t>(status));
+  }
+  if (remaining_.fetch_sub(1) == 1) completion_.complete(static_cast<OpStatus>(worst_.load()));
+}
+
+}  // namespace hivecl::transport

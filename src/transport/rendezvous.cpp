@@ -1,0 +1,108 @@
+#include "transport/rendezvous.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "log.hpp"
+
+namespace hivecl::transport {
+
+namespace fs = std::filesystem;
+using protocol::ProxyRecord;
+
+std::string ompi_server_uri_path(const std::string& cluster_dir) { return cluster_dir + "/ompi-server.uri"; }
+std::string proxies_path(const std::string& cluster_dir) { return cluster_dir + "/proxies"; }
+
+std::string node_name() {
+  if (const char* name = std::getenv("HIVECL_NODE_NAME"); name && *name) return name;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+std::string publish_proxy(const std::string& cluster_dir, const ProxyRecord& record) {
+  std::error_code error;
+  fs::create_directories(proxies_path(cluster_dir), error);
+  const std::string path = proxies_path(cluster_dir) + "/" + record.node + "-" + std::to_string(record.pid) + ".proxy";
+  const std::string temporary = path + ".tmp";
+  const auto bytes = protocol::to_bytes(record);
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!out) return {};
+  }
+  fs::rename(temporary, path, error);
+  return error ? std::string() : path;
+}
+
+namespace {
+
+bool read_record(const fs::path& path, ProxyRecord& record) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto* begin = reinterpret_cast<const std::byte*>(text.data());
+  return protocol::from_bytes({begin, text.size()}, record) && record.magic == protocol::frame_magic;
+}
+
+bool known_dead(const ProxyRecord& record) {
+  return record.node == node_name() && ::kill(record.pid, 0) != 0 && errno == ESRCH;
+}
+
+}  // namespace
+
+std::vector<ProxyRecord> discover_proxies(const std::string& cluster_dir) {
+  std::vector<std::pair<std::string, ProxyRecord>> found;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(proxies_path(cluster_dir), error)) {
+    if (entry.path().extension() != ".proxy") continue;
+    ProxyRecord record;
+    if (!read_record(entry.path(), record)) {
+      log::warn("rendezvous: ignored unreadable or incompatible record ", entry.path().string());
+    } else if (known_dead(record)) {
+      log::info("rendezvous: ignored record of a dead proxy ", entry.path().string());
+    } else {
+      found.emplace_back(entry.path().filename().string(), std::move(record));
+    }
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.second.node, a.first) < std::tie(b.second.node, b.first);
+  });
+  std::vector<ProxyRecord> records;
+  for (auto& [name, record] : found) records.push_back(std::move(record));
+  return records;
+}
+
+bool ompi_server_reachable(const std::string& cluster_dir) {
+  std::ifstream in(ompi_server_uri_path(cluster_dir));
+  std::string uri;
+  std::getline(in, uri);
+  // Format: "<jobid>.<vpid>;tcp://A.B.C.D:PORT;tcp6://[...]:PORT"
+  const auto start = uri.find("tcp://");
+  if (start == std::string::npos) return false;
+  const auto colon = uri.find(':', start + 6);
+  const auto end = uri.find(';', start);
+  if (colon == std::string::npos) return false;
+  const std::string host = uri.substr(start + 6, colon - start - 6);
+  const int port = std::atoi(uri.substr(colon + 1, end == std::string::npos ? std::string::npos : end - colon - 1).c_str());
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  if (port <= 0 || ::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) return false;
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const bool reachable = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  if (fd >= 0) ::close(fd);
+  return reachable;
+}
+
+}  // namespace hivecl::transport

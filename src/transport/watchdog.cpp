@@ -1,0 +1,342 @@
+#include "transport/watchdog.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "log.hpp"
+
+namespace hivecl::transport {
+
+using protocol::Bytes;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+bool make_pipe(int fds[2]) { return ::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0; }
+
+void drain_pipe(int fd) {
+  char buffer[64];
+  while (::read(fd, buffer, sizeof buffer) > 0) {
+  }
+}
+
+void poke(int fd) {
+  const char byte = 1;
+  ssize_t ignored = ::write(fd, &byte, 1);
+  (void)ignored;
+}
+
+// True when the peer closed the connection or it failed; nothing else is ever sent on it.
+bool connection_broken(int fd) {
+  char byte;
+  const ssize_t n = ::recv(fd, &byte, 1, MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+bool write_all(int fd, const void* data, size_t size) {
+  const auto* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::send(fd, bytes, size, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool read_exactly(int fd, void* data, size_t size, Clock::time_point deadline) {
+  auto* bytes = static_cast<char*>(data);
+  while (size > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    pollfd p{fd, POLLIN, 0};
+    if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return false;
+    const ssize_t n = ::recv(fd, bytes, size, 0);
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Non-blocking connect with a deadline; the socket is blocking again on success.
+int connect_with_timeout(const std::string& host, uint16_t port, Clock::time_point deadline) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) return -1;
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return -1;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    if (errno != EINPROGRESS) return close_fd(fd), -1;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    pollfd p{fd, POLLOUT, 0};
+    int error = 0;
+    socklen_t length = sizeof error;
+    if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0 ||
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0)
+      return close_fd(fd), -1;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+}  // namespace
+
+void set_peer_timeout(int fd, std::chrono::milliseconds peer_timeout) {
+  const int seconds = std::max<int>(1, static_cast<int>(peer_timeout.count() / 3000));
+  const int enable = 1;
+  const int probes = 2;
+  const unsigned user_timeout = static_cast<unsigned>(peer_timeout.count());
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &enable, sizeof enable);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &seconds, sizeof seconds);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &seconds, sizeof seconds);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
+}
+
+std::vector<std::string> local_addresses() {
+  std::vector<std::string> external;
+  std::vector<std::string> loopback;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) == 0) {
+    for (ifaddrs* entry = list; entry; entry = entry->ifa_next) {
+      if (!entry->ifa_addr || entry->ifa_addr->sa_family != AF_INET || !(entry->ifa_flags & IFF_UP)) continue;
+      char text[INET_ADDRSTRLEN] = {};
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(entry->ifa_addr)->sin_addr, text, sizeof text);
+      ((entry->ifa_flags & IFF_LOOPBACK) ? loopback : external).push_back(text);
+    }
+    ::freeifaddrs(list);
+  }
+  external.insert(external.end(), loopback.begin(), loopback.end());
+  if (external.empty()) external.push_back("127.0.0.1");
+  return external;
+}
+
+// --- WatchdogServer ------------------------------------------------------------------
+
+WatchdogServer::~WatchdogServer() { stop(); }
+
+bool WatchdogServer::start(std::chrono::milliseconds peer_timeout, OnLost on_lost) {
+  peer_timeout_ = peer_timeout;
+  on_lost_ = std::move(on_lost);
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t length = sizeof address;
+  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(listen_fd_, 64) != 0 ||
+      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0 || !make_pipe(wake_pipe_)) {
+    log::error("watchdog: cannot listen: ", std::strerror(errno));
+    return false;
+  }
+  port_ = ntohs(address.sin_port);
+  thread_ = std::thread([this] { run(); });
+  return true;
+}
+
+void WatchdogServer::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  wake();
+  thread_.join();
+  for (auto& [token, pending] : unclaimed_) close_fd(pending.fd);
+  for (auto& [key, fd] : claimed_) close_fd(fd);
+  unclaimed_.clear();
+  claimed_.clear();
+  close_fd(listen_fd_);
+  close_fd(wake_pipe_[0]);
+  close_fd(wake_pipe_[1]);
+}
+
+void WatchdogServer::wake() { poke(wake_pipe_[1]); }
+
+bool WatchdogServer::claim(const Bytes& token, uint32_t key) {
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = unclaimed_.find(token);
+    if (it == unclaimed_.end()) return false;
+    claimed_[key] = it->second.fd;
+    unclaimed_.erase(it);
+  }
+  wake();
+  return true;
+}
+
+void WatchdogServer::release(uint32_t key) {
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = claimed_.find(key);
+    if (it == claimed_.end()) return;
+    close_fd(it->second);
+    claimed_.erase(it);
+  }
+  wake();
+}
+
+void WatchdogServer::accept_one() {
+  int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  set_peer_timeout(fd, peer_timeout_);
+  Bytes token(watchdog_token_bytes);
+  if (::getrandom(token.data(), token.size(), 0) != static_cast<ssize_t>(token.size()) ||
+      !write_all(fd, token.data(), token.size())) {
+    close_fd(fd);
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  unclaimed_[token] = Pending{fd, Clock::now()};
+}
+
+void WatchdogServer::run() {
+  while (true) {
+    std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
+    std::vector<uint32_t> keys;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      // A client that connected but never said Hello within the timeout is dropped.
+      for (auto it = unclaimed_.begin(); it != unclaimed_.end();) {
+        if (Clock::now() - it->second.since <= peer_timeout_ * 2) {
+          ++it;
+          continue;
+        }
+        close_fd(it->second.fd);
+        it = unclaimed_.erase(it);
+      }
+      for (auto& [key, fd] : claimed_) {
+        fds.push_back({fd, POLLIN, 0});
+        keys.push_back(key);
+      }
+    }
+    if (::poll(fds.data(), fds.size(), static_cast<int>(peer_timeout_.count())) < 0 && errno != EINTR) return;
+    if (fds[0].revents & POLLIN) accept_one();
+    if (fds[1].revents & POLLIN) drain_pipe(wake_pipe_[0]);
+    for (size_t i = 2; i < fds.size(); ++i) {
+      if (!fds[i].revents || !connection_broken(fds[i].fd)) continue;
+      const uint32_t key = keys[i - 2];
+      {
+        std::lock_guard lock(mutex_);
+        const auto it = claimed_.find(key);
+        if (it == claimed_.end() || it->second != fds[i].fd) continue;  // released meanwhile
+        close_fd(it->second);
+        claimed_.erase(it);
+      }
+      on_lost_(key);
+    }
+  }
+}
+
+// --- WatchdogConnection ----------------------------------------------------------------
+
+std::optional<WatchdogConnection> WatchdogConnection::open(const std::vector<std::string>& hosts, uint16_t port,
+                                                           std::chrono::milliseconds timeout,
+                                                           std::chrono::milliseconds peer_timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (const auto& host : hosts) {
+    int fd = connect_with_timeout(host, port, deadline);
+    if (fd < 0) continue;
+    Bytes token(watchdog_token_bytes);
+    if (read_exactly(fd, token.data(), token.size(), deadline)) {
+      set_peer_timeout(fd, peer_timeout);
+      log::debug("watchdog: connected to ", host, ":", port);
+      return WatchdogConnection(fd, std::move(token));
+    }
+    close_fd(fd);
+  }
+  return std::nullopt;
+}
+
+WatchdogConnection::WatchdogConnection(WatchdogConnection&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), token_(std::move(other.token_)) {}
+
+WatchdogConnection& WatchdogConnection::operator=(WatchdogConnection&& other) noexcept {
+  if (this != &other) {
+    close_fd(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    token_ = std::move(other.token_);
+  }
+  return *this;
+}
+
+WatchdogConnection::~WatchdogConnection() { close_fd(fd_); }
+
+// --- WatchdogMonitor -------------------------------------------------------------------
+
+WatchdogMonitor::WatchdogMonitor() {
+  if (!make_pipe(wake_pipe_)) log::error("watchdog: cannot create a pipe: ", std::strerror(errno));
+  thread_ = std::thread([this] { run(); });
+}
+
+WatchdogMonitor::~WatchdogMonitor() {
+  stop();
+  close_fd(wake_pipe_[0]);
+  close_fd(wake_pipe_[1]);
+}
+
+void WatchdogMonitor::watch(WatchdogConnection connection, OnLost on_lost) {
+  {
+    std::lock_guard lock(mutex_);
+    watched_.push_back(Watched{std::move(connection), std::move(on_lost)});
+  }
+  poke(wake_pipe_[1]);
+}
+
+void WatchdogMonitor::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  poke(wake_pipe_[1]);
+  if (thread_.joinable()) thread_.join();
+  watched_.clear();
+}
+
+void WatchdogMonitor::run() {
+  while (true) {
+    std::vector<pollfd> fds{{wake_pipe_[0], POLLIN, 0}};
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      for (auto& w : watched_) fds.push_back({w.connection.fd(), POLLIN, 0});
+    }
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+    if (fds[0].revents & POLLIN) drain_pipe(wake_pipe_[0]);
+    std::vector<OnLost> lost;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      std::erase_if(watched_, [&](Watched& w) {
+        const auto it = std::find_if(fds.begin() + 1, fds.end(), [&](const pollfd& p) { return p.fd == w.connection.fd(); });
+        if (it == fds.end() || !it->revents || !connection_broken(w.connection.fd())) return false;
+        lost.push_back(std::move(w.on_lost));
+        return true;
+      });
+    }
+    for (auto& on_lost : lost) on_lost();
+  }
+}
+
+}  // namespace hivecl::transport
