@@ -1,5 +1,7 @@
 #include "config.hpp"
 
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -18,11 +20,14 @@ std::string trim(const std::string& text) {
   return text.substr(first, last - first + 1);
 }
 
-bool parse_u64(const std::string& text, uint64_t& out) {
-  if (text.empty()) return false;
+// Each parser assigns `out` only when the text is valid, so a bad setting keeps the old value.
+bool parse_u64(const std::string& text, uint64_t& out, uint64_t min = 0, uint64_t max = UINT64_MAX) {
+  if (text.empty() || text[0] == '-') return false;
   char* end = nullptr;
-  out = std::strtoull(text.c_str(), &end, 0);
-  return end && *end == '\0';
+  const uint64_t value = std::strtoull(text.c_str(), &end, 0);
+  if (!end || *end != '\0' || value < min || value > max) return false;
+  out = value;
+  return true;
 }
 
 bool parse_bool(const std::string& text, bool& out) {
@@ -43,18 +48,29 @@ using Setter = std::function<bool(Config&, const std::string&)>;
 
 const std::map<std::string, Setter>& setters() {
   static const std::map<std::string, Setter> table{
-      {"cluster_dir", [](Config& c, const std::string& v) { c.cluster_dir = v; return !v.empty(); }},
-      {"log", [](Config& c, const std::string& v) { log::Level l; c.log_level = v; return log::parse_level(v, l); }},
+      {"cluster_dir", [](Config& c, const std::string& v) {
+         if (v.empty()) return false;
+         c.cluster_dir = v;
+         return true;
+       }},
+      {"log", [](Config& c, const std::string& v) {
+         log::Level level;
+         if (!log::parse_level(v, level)) return false;
+         c.log_level = v;
+         return true;
+       }},
       {"eager_mpi_init", [](Config& c, const std::string& v) { return parse_bool(v, c.eager_mpi_init); }},
       {"peer_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.peer_timeout); }},
       {"connect_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.connect_timeout); }},
       {"poll_spin_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_spin); }},
-      {"chunk_bytes", [](Config& c, const std::string& v) { return parse_u64(v, c.chunk_bytes) && c.chunk_bytes >= 4096 && c.chunk_bytes <= (1u << 30); }},
-      {"max_message_bytes", [](Config& c, const std::string& v) { return parse_u64(v, c.max_message_bytes) && c.max_message_bytes >= 65536 && c.max_message_bytes < (1ull << 31); }},
+      {"chunk_bytes", [](Config& c, const std::string& v) { return parse_u64(v, c.chunk_bytes, 4096, 1u << 30); }},
+      {"max_message_bytes",
+       [](Config& c, const std::string& v) { return parse_u64(v, c.max_message_bytes, 65536, (1ull << 31) - 1); }},
       {"proxy_platform", [](Config& c, const std::string& v) { c.proxy_platform = v; return true; }},
       {"proxy_device_type", [](Config& c, const std::string& v) {
+         if (v != "all" && v != "gpu" && v != "cpu" && v != "accelerator") return false;
          c.proxy_device_type = v;
-         return v == "all" || v == "gpu" || v == "cpu" || v == "accelerator";
+         return true;
        }},
   };
   return table;

@@ -111,6 +111,10 @@ void Engine::run(std::function<bool()> setup, std::function<void()> teardown) {
       last_activity = Clock::now();
     } else if (Clock::now() - last_activity > tuning_.spin) {
       idle_wait(last_activity);
+    } else {
+      // Polling must not keep the threads that do the work (the proxy's session workers,
+      // the application) from a core: on few cores they would wait a scheduler tick.
+      sched_yield();
     }
   }
   abandon_all();

@@ -1,0 +1,1 @@
+// Differential tests: to be written.

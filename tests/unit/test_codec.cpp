@@ -1,0 +1,107 @@
+// The wire codec: every message of the table round-trips, and no malformed input is accepted.
+#include <type_traits>
+
+#include "catch.hpp"
+#include "protocol/messages.hpp"
+
+using namespace hivecl::protocol;
+
+namespace {
+
+// A value for every field type the messages use, different from the defaults.
+template <class T>
+void fill(std::vector<T>& values, int seed);
+template <Record T>
+void fill(T& record, int seed);
+
+void fill(std::string& value, int seed) { value = "text-" + std::to_string(seed); }
+void fill(bool& value, int) { value = true; }
+
+template <class T>
+  requires(std::is_arithmetic_v<T> || std::is_enum_v<T>)
+void fill(T& value, int seed) {
+  if constexpr (std::is_enum_v<T>) {
+    value = static_cast<T>(1);
+  } else {
+    value = static_cast<T>(seed * 7 + 3);
+  }
+}
+
+template <class T>
+void fill(std::vector<T>& values, int seed) {
+  values.resize(3);
+  for (auto& value : values) fill(value, seed++);
+}
+
+template <Record T>
+void fill(T& record, int seed) {
+  std::apply([&](auto&... field) { (fill(field, seed++), ...); }, record.fields());
+}
+
+template <class T>
+void check_round_trip_and_rejections(const T& original) {
+  const Bytes bytes = to_bytes(original);
+  T decoded{};
+  REQUIRE(from_bytes(bytes, decoded));
+  CHECK(decoded == original);
+  // Every truncation is rejected.
+  for (size_t length = 0; length < bytes.size(); ++length) {
+    T partial{};
+    CHECK_FALSE(from_bytes({bytes.data(), length}, partial));
+  }
+  // Trailing bytes are rejected.
+  Bytes longer = bytes;
+  longer.push_back(std::byte{0});
+  T extended{};
+  CHECK_FALSE(from_bytes(longer, extended));
+}
+
+}  // namespace
+
+TEST_CASE("every request and reply of the message table round-trips and rejects bad input", "[codec]") {
+  int messages = 0;
+  for_each_message([&]<class M>() {
+    INFO("message " << M::message_name);
+    typename M::Request request{};
+    fill(request, 1);
+    check_round_trip_and_rejections(request);
+    typename M::Reply reply{};
+    fill(reply, 2);
+    check_round_trip_and_rejections(reply);
+    ++messages;
+  });
+  CHECK(messages == static_cast<int>(Opcode::count));
+}
+
+TEST_CASE("frame headers and rendezvous records round-trip", "[codec]") {
+  FrameHeader header{.opcode = Opcode::ReadBuffer, .kind = FrameKind::reply, .sequence = 1234, .status = -5};
+  check_round_trip_and_rejections(header);
+  ProxyRecord record;
+  fill(record, 5);
+  check_round_trip_and_rejections(record);
+}
+
+TEST_CASE("a forged count cannot make the decoder allocate or over-read", "[codec]") {
+  // A vector of 2^32-1 eight-byte elements announced in 4 bytes.
+  Bytes forged = to_bytes(uint32_t{0xFFFFFFFF});
+  std::vector<uint64_t> values;
+  CHECK_FALSE(from_bytes(forged, values));
+  std::string text;
+  CHECK_FALSE(from_bytes(forged, text));
+  std::vector<std::string> strings;
+  CHECK_FALSE(from_bytes(forged, strings));
+}
+
+TEST_CASE("a boolean other than 0 or 1 is rejected", "[codec]") {
+  Bytes bytes{std::byte{2}};
+  bool value = false;
+  CHECK_FALSE(from_bytes(bytes, value));
+}
+
+TEST_CASE("opcodes outside the table are unknown to the dispatcher", "[codec]") {
+  bool visited = false;
+  CHECK_FALSE(visit_opcode(Opcode::count, [&]<class M>() { visited = true; }));
+  CHECK_FALSE(visited);
+  CHECK(visit_opcode(Opcode::Hello, [&]<class M>() { visited = std::is_same_v<M, Hello>; }));
+  CHECK(visited);
+}

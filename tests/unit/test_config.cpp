@@ -1,0 +1,42 @@
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "catch.hpp"
+#include "config.hpp"
+
+using hivecl::Config;
+
+TEST_CASE("settings come from the config file and the environment overrides them", "[config]") {
+  const auto file = std::filesystem::temp_directory_path() / "hivecl-test-config.conf";
+  {
+    std::ofstream out(file);
+    out << "# a comment\n"
+           "cluster_dir = /tmp/from-file   # trailing comment\n"
+           "chunk_bytes = 65536\n"
+           "no_such_key = 1\n"
+           "peer_timeout_ms = 1500\n";
+  }
+  setenv("HIVECL_CONFIG", file.c_str(), 1);
+  setenv("HIVECL_PEER_TIMEOUT_MS", "2500", 1);
+  setenv("HIVECL_PROXY_DEVICE_TYPE", "not-a-type", 1);
+  const Config config = Config::load();
+  unsetenv("HIVECL_CONFIG");
+  unsetenv("HIVECL_PEER_TIMEOUT_MS");
+  unsetenv("HIVECL_PROXY_DEVICE_TYPE");
+  std::filesystem::remove(file);
+  CHECK(config.cluster_dir == "/tmp/from-file");
+  CHECK(config.chunk_bytes == 65536);
+  CHECK(config.peer_timeout.count() == 2500);
+  CHECK(config.proxy_device_type == "all");  // a bad value leaves the default
+}
+
+TEST_CASE("set() rejects unknown keys and bad values", "[config]") {
+  Config config;
+  CHECK(config.set("log", "debug"));
+  CHECK_FALSE(config.set("log", "loud"));
+  CHECK_FALSE(config.set("chunk_bytes", "12"));  // below the minimum
+  CHECK_FALSE(config.set("chunk_bytes", "lots"));
+  CHECK_FALSE(config.set("unknown", "1"));
+  CHECK(config.describe().find("log = debug") != std::string::npos);
+}

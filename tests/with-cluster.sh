@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs a command against a private HiveCL cluster (ompi-server and one hivecl-proxy serving
+# the native test platform) in a fresh rendezvous directory, and always stops it afterwards.
+#
+#   with-cluster.sh BUILD_DIR COMMAND [ARGS...]
+#
+# The command sees two platforms: the native one and HiveCL in front of it. Set
+# HIVECL_TEST_NATIVE_PLATFORM / HIVECL_TEST_NATIVE_ICD to test another native platform
+# (default: PoCL, libpocl.so.2). The proxy's log is $HIVECL_CLUSTER_DIR/logs/proxy-localhost.log.
+set -u
+build=$(cd "$1" && pwd); shift
+cluster=$build/proxy/hivecl-cluster
+HIVECL_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/hivecl-test.XXXXXX")
+export HIVECL_CLUSTER_DIR
+native_platform=${HIVECL_TEST_NATIVE_PLATFORM:-Portable Computing Language}
+native_icd=${HIVECL_TEST_NATIVE_ICD:-libpocl.so.2}
+export HIVECL_TEST_NATIVE_PLATFORM=$native_platform
+# mpirun refuses root without these; CI runs as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+cleanup() {
+  "$cluster" stop >/dev/null 2>&1
+  rm -rf "$HIVECL_CLUSTER_DIR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if ! OCL_ICD_FILENAMES=$native_icd OCL_ICD_VENDORS=/etc/OpenCL/vendors HIVECL_PROXY_PLATFORM=$native_platform HIVECL_LOG=${HIVECL_PROXY_LOG:-info} \
+    "$cluster" start >"$HIVECL_CLUSTER_DIR/start.log" 2>&1; then
+  cat "$HIVECL_CLUSTER_DIR/start.log" >&2
+  exit 1
+fi
+# Both platforms for the command, for either loader: ocl-icd 2.3.1 (Debian 12) reads only
+# OCL_ICD_VENDORS, ocl-icd 2.3.2 and the Khronos loader honour OCL_ICD_FILENAMES too.
+mkdir -p "$HIVECL_CLUSTER_DIR/vendors"
+echo "$native_icd" >"$HIVECL_CLUSTER_DIR/vendors/native.icd"
+echo "$build/icd/libhivecl.so.1" >"$HIVECL_CLUSTER_DIR/vendors/hivecl.icd"
+OCL_ICD_VENDORS=$HIVECL_CLUSTER_DIR/vendors OCL_ICD_FILENAMES=$native_icd:$build/icd/libhivecl.so.1 "$@"
