@@ -35,10 +35,8 @@ bool Incoming::arrived() const {
 Connection::Connection(Cluster& cluster, transport::Engine& engine, ProxyRecord record)
     : cluster_(cluster), engine_(engine), chunk_bytes_(cluster.config().chunk_bytes), record_(std::move(record)) {}
 
-// A proxy that could not be reached makes its devices unavailable; one that went away
-// after objects were made on it fails their calls with peer_lost_status.
 void Connection::ensure_connected() {
-  if (lost_) throw ClError{connected_ ? peer_lost_status : CL_DEVICE_NOT_AVAILABLE};
+  if (lost_) throw ClError{CL_DEVICE_NOT_AVAILABLE};
   std::lock_guard lock(connect_mutex_);
   if (connected_) return;
   if (lost_) throw ClError{CL_DEVICE_NOT_AVAILABLE};

@@ -44,12 +44,14 @@ class Connection {
   const protocol::ProxyRecord& record() const { return record_; }
   // False once the proxy is known to be gone or unreachable.
   bool available() const { return !lost_.load(); }
-  // Connects on first use; ClError(CL_DEVICE_NOT_AVAILABLE) when the proxy cannot be reached.
+  // Connects on first use; ClError(CL_DEVICE_NOT_AVAILABLE) when the proxy cannot be reached
+  // or is gone (what a new context on its devices must answer).
   void ensure_connected();
   protocol::ObjectId new_id() { return next_id_.fetch_add(1); }
 
   // Sends a request (and `bulk`, its data) and waits for the reply. A reply with an error
-  // status, or a lost proxy, throws ClError. `sequence` receives the request's number.
+  // status throws ClError with that status, a lost proxy with peer_lost_status (calls on
+  // objects of a proxy that went away). `sequence` receives the request's number.
   template <class M>
   typename M::Reply call(const typename M::Request& request, std::span<const std::byte> bulk = {},
                          uint64_t* sequence = nullptr);
@@ -94,7 +96,8 @@ template <class M>
 typename M::Reply Connection::call(const typename M::Request& request, std::span<const std::byte> bulk,
                                    uint64_t* sequence) {
   static_assert(M::has_reply);
-  ensure_connected();
+  if (!connected_) ensure_connected();
+  if (lost_) throw ClError{peer_lost_status};
   auto pending = std::make_shared<PendingReply>();
   const uint64_t number = send_request(M::opcode, protocol::to_bytes(request), pending);
   if (sequence) *sequence = number;

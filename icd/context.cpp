@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
 
 #include "icd/api.hpp"
 #include "log.hpp"
@@ -71,8 +72,12 @@ CL_API_ENTRY cl_context CL_API_CALL clCreateContext(const cl_context_properties*
                                                     void* user_data, cl_int* errcode_ret) {
   return guarded_create(errcode_ret, [&] {
     if (!devices || num_devices == 0 || (!pfn_notify && user_data)) throw ClError{CL_INVALID_VALUE};
-    std::vector<cl_device_id> list(devices, devices + num_devices);
-    for (cl_device_id device : list) checked(device);
+    std::vector<cl_device_id> list;
+    for (cl_device_id device : std::span(devices, num_devices)) {
+      checked(device);
+      // The specification ignores duplicates: the context has each device once.
+      if (std::find(list.begin(), list.end(), device) == list.end()) list.push_back(device);
+    }
     // The proxy reports no asynchronous context errors yet, so pfn_notify is never called.
     return create_context(properties, list);
   });
@@ -109,7 +114,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetContextInfo(cl_context context, cl_context_
     checked(context);
     InfoReply reply(param_value_size, param_value, param_value_size_ret);
     switch (param_name) {
-      case CL_CONTEXT_REFERENCE_COUNT: return reply.scalar(context->app_refs.load());
+      case CL_CONTEXT_REFERENCE_COUNT: return reply.scalar(context->refs.load());
       case CL_CONTEXT_NUM_DEVICES: return reply.scalar(static_cast<cl_uint>(context->devices.size()));
       case CL_CONTEXT_DEVICES: return reply.list(context->devices);
       case CL_CONTEXT_PROPERTIES: return reply.list(context->properties);

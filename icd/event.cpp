@@ -29,6 +29,12 @@ EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, con
       event_out_(event_out) {
   if (event_out_) event_id_ = queue_->connection->new_id();
   position_ = queue_->next_position.fetch_add(1);
+  // Read data a waited-for command depends on (its own, and that of the reads before it on
+  // its queue) joins this queue's pending reads: waiting for this command, or for any that
+  // waits for it in turn, then covers it.
+  for (cl_uint i = 0; i < wait_count; ++i)
+    for (auto& incoming : wait_events[i]->queue->unsettled(wait_events[i]->position))
+      queue_->add_pending({std::move(incoming), position_});
 }
 
 _cl_event* EnqueuedCommand::complete(cl_command_type type, std::shared_ptr<Incoming> incoming) {
@@ -55,18 +61,24 @@ void enqueue_marker(EnqueuedCommand& command, cl_command_type type, bool barrier
 
 namespace {
 
-// The host side of an event's command: the data of a read (and, on an in-order queue,
-// of every read before it) is in the application's memory.
+// The host side of an event's command: the data of its own read, of the reads before it on
+// its queue and of those its wait list named (see EnqueuedCommand) is in the application's
+// memory. Out of order too, every earlier read counts: markers and barriers wait for all of
+// them, and which ones another command waits for is not tracked.
 cl_int settle(_cl_event* event) {
   cl_int status = CL_SUCCESS;
-  if (event->queue && event->queue->in_order()) status = event->queue->settle(event->position);
+  if (event->queue) {
+    const cl_int earlier = event->queue->settle(event->position);
+    // Out of order, an earlier read that failed is not this command's failure.
+    if (event->queue->in_order()) status = earlier;
+  }
   if (event->incoming) status = std::min(status, event->incoming->wait());
   return status;
 }
 
 bool settled(_cl_event* event) {
   if (event->incoming && !event->incoming->arrived()) return false;
-  return !event->queue || !event->queue->in_order() || event->queue->settled(event->position);
+  return !event->queue || event->queue->settled(event->position);
 }
 
 cl_int execution_status(_cl_event* event) {
@@ -112,7 +124,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetEventInfo(cl_event event, cl_event_info par
       case CL_EVENT_COMMAND_QUEUE: return reply.scalar(static_cast<cl_command_queue>(event->queue.get()));
       case CL_EVENT_CONTEXT: return reply.scalar(static_cast<cl_context>(event->context.get()));
       case CL_EVENT_COMMAND_TYPE: return reply.scalar(event->command_type);
-      case CL_EVENT_REFERENCE_COUNT: return reply.scalar(event->app_refs.load());
+      case CL_EVENT_REFERENCE_COUNT: return reply.scalar(event->refs.load());
       case CL_EVENT_COMMAND_EXECUTION_STATUS: return reply.scalar(execution_status(event));
       default: remote_info(event->connection, InfoFamily::event, event->id, param_name, reply);
     }

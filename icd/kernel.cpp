@@ -2,6 +2,8 @@
 #include <CL/cl.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include "icd/api.hpp"
 
@@ -43,6 +45,25 @@ SetKernelArg::Request describe_arg(const _cl_kernel* kernel, cl_uint index, size
   return request;
 }
 
+// The largest value of the device's size_t (CL_DEVICE_ADDRESS_BITS wide).
+uint64_t device_size_max(const _cl_device_id* device) {
+  cl_uint bits = 64;
+  const auto found = device->info.find(CL_DEVICE_ADDRESS_BITS);
+  if (found != device->info.end() && found->second.value.size() == sizeof bits)
+    std::memcpy(&bits, found->second.value.data(), sizeof bits);
+  return bits >= 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
+}
+
+// Checked here because native runtimes (PoCL 3.1) run ranges past the end of size_t.
+void check_range(const _cl_device_id* device, cl_uint work_dim, const size_t* global_offset,
+                 const size_t* global_size) {
+  const uint64_t max = device_size_max(device);
+  for (cl_uint i = 0; i < work_dim; ++i) {
+    if (global_size[i] > max) throw ClError{CL_INVALID_GLOBAL_WORK_SIZE};
+    if (global_offset && global_offset[i] > max - global_size[i]) throw ClError{CL_INVALID_GLOBAL_OFFSET};
+  }
+}
+
 std::vector<uint64_t> work_sizes(const size_t* sizes, cl_uint work_dim) {
   return sizes ? std::vector<uint64_t>(sizes, sizes + work_dim) : std::vector<uint64_t>{};
 }
@@ -53,7 +74,8 @@ void enqueue_kernel(EnqueuedCommand& command, cl_kernel kernel, cl_uint work_dim
   if (kernel->program->context.get() != command.queue()->context.get()) throw ClError{CL_INVALID_CONTEXT};
   // Checked here: work_dim says how many sizes to read from the application's arrays.
   if (work_dim < 1 || work_dim > 3) throw ClError{CL_INVALID_WORK_DIMENSION};
-  if (!global_size) throw ClError{CL_INVALID_VALUE};
+  if (!global_size) throw ClError{CL_INVALID_GLOBAL_WORK_SIZE};
+  check_range(command.queue()->device, work_dim, global_offset, global_size);
   command.connection()->call<EnqueueNDRangeKernel>(
       {.queue = command.queue()->id, .kernel = kernel->id, .work_dim = work_dim,
        .global_offset = work_sizes(global_offset, work_dim), .global_size = work_sizes(global_size, work_dim),
@@ -119,7 +141,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetKernelInfo(cl_kernel kernel, cl_kernel_info
     checked(kernel);
     InfoReply reply(param_value_size, param_value, param_value_size_ret);
     switch (param_name) {
-      case CL_KERNEL_REFERENCE_COUNT: return reply.scalar(kernel->app_refs.load());
+      case CL_KERNEL_REFERENCE_COUNT: return reply.scalar(kernel->refs.load());
       case CL_KERNEL_CONTEXT: return reply.scalar(static_cast<cl_context>(kernel->program->context.get()));
       case CL_KERNEL_PROGRAM: return reply.scalar(static_cast<cl_program>(kernel->program.get()));
       default: remote_info(kernel->connection, InfoFamily::kernel, kernel->id, param_name, reply);

@@ -54,7 +54,9 @@ cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl
   if (flags & CL_MEM_USE_HOST_PTR) mem->host_ptr = host_ptr;
   if (properties) mem->properties = {0};
   // The proxy keeps its own copy of a CL_MEM_USE_HOST_PTR buffer; mappings bring host_ptr up to date.
-  const cl_mem_flags wire_flags = (flags & CL_MEM_USE_HOST_PTR) ? (flags & ~CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR : flags;
+  // Host access flags are enforced here: the proxy must read and write the buffer for any mapping.
+  cl_mem_flags wire_flags = flags & ~host_access_flags;
+  if (flags & CL_MEM_USE_HOST_PTR) wire_flags = (wire_flags & ~CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR;
   const std::span<const std::byte> initial_data(static_cast<const std::byte*>(host_ptr), host_ptr ? size : 0);
   context->connection->call<CreateBuffer>({.id = mem->id, .context = context->id, .flags = wire_flags,
                                            .size = size, .with_data = host_ptr != nullptr},
@@ -69,8 +71,9 @@ _cl_mem* transfer_buffer(const EnqueuedCommand& command, cl_mem buffer) {
   return mem;
 }
 
+// A range of size 0 is in bounds: only mappings must not be empty.
 void check_range(const _cl_mem* mem, size_t offset, size_t size) {
-  if (size == 0 || offset > mem->size || size > mem->size - offset) throw ClError{CL_INVALID_VALUE};
+  if (offset > mem->size || size > mem->size - offset) throw ClError{CL_INVALID_VALUE};
 }
 
 void check_host_access(const _cl_mem* mem, bool reads, bool writes) {
@@ -96,8 +99,11 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
 }
 
 // Host memory to the device: returns once the proxy holds the data, so `pointer` may be reused.
+// The data is taken now, not when the command runs: the reads it may depend on (earlier on
+// the queue, or in its wait list) must have filled the application's memory first.
 void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, const void* pointer,
                 cl_command_type type) {
+  command.queue()->settle(command.position());  // their failures are theirs, not this write's
   command.connection()->call<WriteBuffer>(
       {.queue = command.queue()->id, .mem = mem->id, .offset = offset, .size = size, .tail = command.tail()},
       {static_cast<const std::byte*>(pointer), size});
@@ -164,7 +170,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetMemObjectInfo(cl_mem memobj, cl_mem_info pa
         std::lock_guard lock(memobj->mapping_mutex);
         return reply.scalar(static_cast<cl_uint>(memobj->mappings.size()));
       }
-      case CL_MEM_REFERENCE_COUNT: return reply.scalar(memobj->app_refs.load());
+      case CL_MEM_REFERENCE_COUNT: return reply.scalar(memobj->refs.load());
       case CL_MEM_CONTEXT: return reply.scalar(static_cast<cl_context>(memobj->context.get()));
       case CL_MEM_ASSOCIATED_MEMOBJECT: return reply.scalar(cl_mem{nullptr});
       case CL_MEM_OFFSET: return reply.scalar(size_t{0});
@@ -246,6 +252,7 @@ CL_API_ENTRY void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue command_queue
   return guarded_create(errcode_ret, [&]() -> void* {
     EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
     _cl_mem* mem = transfer_buffer(command, buffer);
+    if (size == 0) throw ClError{CL_INVALID_VALUE};
     check_range(mem, offset, size);
     constexpr cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
     const bool invalidates = map_flags & CL_MAP_WRITE_INVALIDATE_REGION;

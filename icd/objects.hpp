@@ -36,34 +36,27 @@ void register_handle(const void* handle, HandleKind kind);
 void unregister_handle(const void* handle);
 bool is_live(const void* handle, HandleKind kind);
 
-// An application-visible object on one proxy, with the application's reference count
-// (app_refs) and the number of holders that keep the struct alive (the application,
-// while app_refs > 0, and every Ref<> from a dependent object).
+// An application-visible object on one proxy. Like native implementations, one reference
+// count covers the application's references and the holds of dependent objects (a buffer
+// holds its context, a kernel its program, ...): an object the application released stays
+// valid, and reachable through its dependents, until the last of them goes.
 template <class Self>
 struct Shared : IcdObject {
   Connection* connection = nullptr;
   protocol::ObjectId id = protocol::no_object;
-  std::atomic<cl_uint> app_refs{1};
-  std::atomic<uint32_t> holds{1};
+  std::atomic<cl_uint> refs{1};
 };
 
 template <class T>
-void hold(T* object) {
-  object->holds.fetch_add(1, std::memory_order_relaxed);
-}
+void destroy(T* object);
 
-template <class T>
-void drop(T* object) {
-  if (object->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) delete object;
-}
-
-// An internal reference: keeps an object alive for a dependent (a buffer its context, ...).
+// An internal reference: keeps an object alive for a dependent.
 template <class T>
 class Ref {
  public:
   Ref() = default;
   explicit Ref(T* object) : object_(object) {
-    if (object_) hold(object_);
+    if (object_) object_->refs.fetch_add(1, std::memory_order_relaxed);
   }
   Ref(const Ref& other) : Ref(other.object_) {}
   Ref& operator=(Ref other) {
@@ -71,7 +64,7 @@ class Ref {
     return *this;
   }
   ~Ref() {
-    if (object_) drop(object_);
+    if (object_ && object_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(object_);
   }
   T* get() const { return object_; }
   T* operator->() const { return object_; }
@@ -145,6 +138,8 @@ struct _cl_command_queue : hivecl::icd::Shared<_cl_command_queue> {
   cl_int settle(uint64_t position);
   // Whether that is already so, without waiting.
   bool settled(uint64_t position);
+  // The data of reads at or before `position` that has not arrived yet.
+  std::vector<std::shared_ptr<hivecl::icd::Incoming>> unsettled(uint64_t position);
 
  private:
   std::mutex pending_mutex_;
@@ -220,21 +215,25 @@ T* publish(T* object) {
 // clRetain*: one more application reference.
 template <class T>
 void retain(T* handle) {
-  checked(handle)->app_refs.fetch_add(1, std::memory_order_relaxed);
+  checked(handle)->refs.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Tells the proxy to drop the native object (no reply is awaited; nothing to send to a lost proxy).
 void release_remote(Connection* connection, protocol::ObjectKind kind, protocol::ObjectId id);
 
-// clRelease*: at the application's last reference the handle dies, the proxy drops the
-// native object, and the struct lives on while dependents still hold it.
+// The last reference went: the handle dies and the proxy drops the native object.
+template <class T>
+void destroy(T* object) {
+  unregister_handle(object);
+  release_remote(object->connection, HandleTraits<T>::remote, object->id);
+  delete object;
+}
+
+// clRelease*.
 template <class T>
 void release(T* handle) {
   T* object = checked(handle);
-  if (object->app_refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  unregister_handle(object);
-  release_remote(object->connection, HandleTraits<T>::remote, object->id);
-  drop(object);
+  if (object->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(object);
 }
 
 }  // namespace hivecl::icd

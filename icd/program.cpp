@@ -96,7 +96,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_
     checked(program);
     InfoReply reply(param_value_size, param_value, param_value_size_ret);
     switch (param_name) {
-      case CL_PROGRAM_REFERENCE_COUNT: return reply.scalar(program->app_refs.load());
+      case CL_PROGRAM_REFERENCE_COUNT: return reply.scalar(program->refs.load());
       case CL_PROGRAM_CONTEXT: return reply.scalar(static_cast<cl_context>(program->context.get()));
       case CL_PROGRAM_NUM_DEVICES: return reply.scalar(static_cast<cl_uint>(program->devices.size()));
       case CL_PROGRAM_DEVICES: return reply.list(program->devices);

@@ -36,28 +36,53 @@ bool _cl_command_queue::settled(uint64_t position) {
   });
 }
 
+std::vector<std::shared_ptr<Incoming>> _cl_command_queue::unsettled(uint64_t position) {
+  std::lock_guard lock(pending_mutex_);
+  std::vector<std::shared_ptr<Incoming>> reads;
+  for (const auto& read : pending_)
+    if (read.position <= position && !read.incoming->arrived()) reads.push_back(read.incoming);
+  return reads;
+}
+
 namespace {
 
+constexpr cl_command_queue_properties host_queue_properties =
+    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
 constexpr cl_command_queue_properties known_queue_properties =
-    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_ON_DEVICE |
-    CL_QUEUE_ON_DEVICE_DEFAULT;
+    host_queue_properties | CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT;
 
+// HiveCL offers no on-device queue (CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES is 0): a request for
+// one is answered here and never reaches the native runtime (PoCL 3.1 aborts on one).
+void check_queue_properties(cl_command_queue_properties properties, bool has_size) {
+  const bool on_device = properties & CL_QUEUE_ON_DEVICE;
+  if ((properties & ~known_queue_properties) || ((properties & CL_QUEUE_ON_DEVICE_DEFAULT) && !on_device) ||
+      (on_device && !(properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) || (has_size && !on_device))
+    throw ClError{CL_INVALID_VALUE};
+  if (on_device) throw ClError{CL_INVALID_QUEUE_PROPERTIES};
+}
+
+// `with_properties`: made by clCreateCommandQueueWithProperties, whose list the queue keeps.
 cl_command_queue create_queue(cl_context context, cl_device_id device, std::vector<cl_queue_properties> list,
-                              bool keep_list) {
+                              bool with_properties) {
   checked(context);
   checked(device);
   if (!context->has_device(device)) throw ClError{CL_INVALID_DEVICE};
   cl_command_queue_properties properties = 0;
-  for (size_t i = 0; i + 1 < list.size() && list[i] != 0; i += 2)
+  bool has_size = false;
+  for (size_t i = 0; i + 1 < list.size() && list[i] != 0; i += 2) {
     if (list[i] == CL_QUEUE_PROPERTIES) properties = list[i + 1];
-  if (properties & ~known_queue_properties) throw ClError{CL_INVALID_VALUE};
+    if (list[i] == CL_QUEUE_SIZE) has_size = true;
+  }
+  // clCreateCommandQueue defines only the OpenCL 1.x properties.
+  if (!with_properties && (properties & ~host_queue_properties)) throw ClError{CL_INVALID_VALUE};
+  check_queue_properties(properties, has_size);
   auto queue = std::make_unique<_cl_command_queue>();
   queue->connection = context->connection;
   queue->id = context->connection->new_id();
   queue->context = Ref<_cl_context>(context);
   queue->device = device;
   queue->properties = properties;
-  if (keep_list) queue->property_list = list;
+  if (with_properties) queue->property_list = list;
   context->connection->call<CreateCommandQueue>({.id = queue->id, .context = context->id, .device = device->id,
                                                  .properties = {list.begin(), list.end()}});
   return publish(queue.release());
@@ -102,7 +127,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue queue, cl
     switch (param_name) {
       case CL_QUEUE_CONTEXT: return reply.scalar(static_cast<cl_context>(queue->context.get()));
       case CL_QUEUE_DEVICE: return reply.scalar(queue->device);
-      case CL_QUEUE_REFERENCE_COUNT: return reply.scalar(queue->app_refs.load());
+      case CL_QUEUE_REFERENCE_COUNT: return reply.scalar(queue->refs.load());
       case CL_QUEUE_PROPERTIES: return reply.scalar(queue->properties);
       case CL_QUEUE_PROPERTIES_ARRAY: return reply.list(queue->property_list);
       case CL_QUEUE_DEVICE_DEFAULT: return reply.scalar(cl_command_queue{nullptr});

@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
   // Blocked before any thread exists, so that only the server's sigwait() receives them.
   sigset_t signals;
   sigemptyset(&signals);
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
+  for (int s : hivecl::proxy::termination_signals) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   // libhivecl, if the loader finds it here, must not serve inside the proxy.
   setenv("HIVECL_IN_PROXY", "1", 1);
@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
 
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return 1;
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // Open MPI's initialisation unblocks them
   if (provided < MPI_THREAD_MULTIPLE) {
     hivecl::log::error("the MPI library does not provide MPI_THREAD_MULTIPLE");
     MPI_Finalize();
@@ -136,5 +137,6 @@ int main(int argc, char** argv) {
     }
   }
   MPI_Finalize();
+  hivecl::log::debug("MPI finalised");
   return status;
 }

@@ -15,6 +15,11 @@ CreateCommandQueue::Reply execute(Call& call, const CreateCommandQueue::Request&
   const cl_device_id device = session.device(request.device);
   if (!request.properties.empty() && request.properties.back() != 0) throw ClError{CL_INVALID_VALUE};
   std::vector<cl_queue_properties> properties(request.properties.begin(), request.properties.end());
+  // The client refuses on-device queues (HiveCL offers none); one that asks anyway must not
+  // reach the native runtime, which may abort the proxy (PoCL 3.1 does).
+  for (size_t i = 0; i + 1 < properties.size(); i += 2)
+    if (properties[i] == CL_QUEUE_PROPERTIES && (properties[i + 1] & (CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT)))
+      throw ClError{CL_INVALID_QUEUE_PROPERTIES};
   cl_int status = CL_SUCCESS;
   const cl_command_queue queue = clCreateCommandQueueWithProperties(
       context, device, properties.empty() ? nullptr : properties.data(), &status);

@@ -50,13 +50,7 @@ int Server::run() {
   log::info("serving ", devices_.size(), " device(s) on port ", port_, "; record ", record_path);
   accept_thread_ = std::thread([this] { accept_loop(); });
 
-  sigset_t signals;
-  sigemptyset(&signals);
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
-  int received = 0;
-  sigwait(&signals, &received);
-  log::info("signal ", received, ": shutting down");
-
+  wait_for_shutdown(record_path);
   std::filesystem::remove(record_path);
   stopping_ = true;
   {
@@ -64,6 +58,7 @@ int Server::run() {
     for (auto& [number, session] : sessions_) session->lose();
   }
   const bool accept_stopped = wake_accept_thread();
+  log::debug("accept thread ", accept_stopped ? "woken" : "stuck");
   if (accept_stopped) {
     accept_thread_.join();
   } else {
@@ -73,10 +68,30 @@ int Server::run() {
     std::lock_guard lock(sessions_mutex_);
     sessions_.clear();  // joins the workers, which release every object
   }
+  log::debug("sessions ended");
   engine_.stop();
   watchdog_.stop();
   MPI_Close_port(port_.c_str());
+  log::debug("server stopped");
   return accept_stopped ? 0 : 2;
+}
+
+void Server::wait_for_shutdown(const std::string& record_path) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : termination_signals) sigaddset(&signals, s);
+  const timespec poll_interval{0, 200'000'000};
+  while (true) {
+    const int received = sigtimedwait(&signals, nullptr, &poll_interval);
+    if (received > 0) {
+      log::info("signal ", received, ": shutting down");
+      return;
+    }
+    if (!std::filesystem::exists(record_path)) {
+      log::info("rendezvous record removed: shutting down");
+      return;
+    }
+  }
 }
 
 // MPI_Comm_accept cannot be interrupted, and connecting to one's own port deadlocks in

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CL/cl.h>
+#include <signal.h>
 
 #include <atomic>
 #include <map>
@@ -21,6 +22,11 @@ namespace hivecl::proxy {
 
 class Session;
 
+// The signals that shut the proxy down in order. hivecl-cluster asks otherwise: it removes
+// the proxy's rendezvous record (see Server::run), because mpirun does not forward signals
+// to a proxy in a detached job, and on SIGTERM kills its job after a few seconds.
+inline constexpr int termination_signals[] = {SIGTERM, SIGINT, SIGHUP};
+
 struct NativeDevice {
   cl_platform_id platform;
   cl_device_id device;
@@ -35,7 +41,8 @@ class Server {
   Server& operator=(const Server&) = delete;
   ~Server();
 
-  // Serves until a termination signal arrives (the caller has blocked those signals); returns the exit code.
+  // Serves until a termination signal arrives (the caller has blocked those signals) or the
+  // proxy's rendezvous record is removed; returns the exit code.
   int run();
 
   const Config& config() const { return config_; }
@@ -49,6 +56,7 @@ class Server {
   void lose_session(uint32_t number);
   void reap_sessions();
   bool wake_accept_thread();
+  void wait_for_shutdown(const std::string& record_path);
   protocol::ProxyRecord make_record() const;
 
   Config config_;

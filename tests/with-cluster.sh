@@ -32,7 +32,16 @@ if ! OCL_ICD_FILENAMES=$native_icd OCL_ICD_VENDORS=/etc/OpenCL/vendors HIVECL_PR
 fi
 # Both platforms for the command, for either loader: ocl-icd 2.3.1 (Debian 12) reads only
 # OCL_ICD_VENDORS, ocl-icd 2.3.2 and the Khronos loader honour OCL_ICD_FILENAMES too.
-mkdir -p "$HIVECL_CLUSTER_DIR/vendors"
-echo "$native_icd" >"$HIVECL_CLUSTER_DIR/vendors/native.icd"
-echo "$build/icd/libhivecl.so.1" >"$HIVECL_CLUSTER_DIR/vendors/hivecl.icd"
-OCL_ICD_VENDORS=$HIVECL_CLUSTER_DIR/vendors OCL_ICD_FILENAMES=$native_icd:$build/icd/libhivecl.so.1 "$@"
+# Programs that must see one platform alone use the vendors-native and vendors-hivecl
+# directories (HIVECL_TEST_ICD_<SIDE>: "directory:library").
+vendors() {
+  mkdir -p "$HIVECL_CLUSTER_DIR/$1"
+  for library in "${@:2}"; do echo "$library" >"$HIVECL_CLUSTER_DIR/$1/$(basename "$library").icd"; done
+}
+hivecl_library=$build/icd/libhivecl.so.1
+vendors vendors "$native_icd" "$hivecl_library"
+vendors vendors-native "$native_icd"
+vendors vendors-hivecl "$hivecl_library"
+export HIVECL_TEST_ICD_NATIVE=$HIVECL_CLUSTER_DIR/vendors-native:$native_icd
+export HIVECL_TEST_ICD_HIVECL=$HIVECL_CLUSTER_DIR/vendors-hivecl:$hivecl_library
+OCL_ICD_VENDORS=$HIVECL_CLUSTER_DIR/vendors OCL_ICD_FILENAMES=$native_icd:$hivecl_library "$@"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# HiveCL's development commands (README.md):
+#   ./dev.sh demo   install what is missing, build, start a local cluster (ompi-server and one
+#                   proxy), run examples/vecadd through HiveCL, stop the cluster
+#   ./dev.sh test   install what is missing, build with warnings as errors, run the test suite
+#   ./dev.sh deps   only install the Debian packages HiveCL needs (root or sudo)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+packages=(g++ pkg-config meson ninja-build openmpi-bin libopenmpi-dev ocl-icd-opencl-dev opencl-headers
+          pocl-opencl-icd catch2 clinfo clblast-tests)
+
+deps() {
+  local missing=()
+  for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  echo "dev.sh: installing ${missing[*]}"
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  [ -f build/build.ninja ] || meson setup build -Dwerror=true
+  ninja -C build
+}
+
+# mpirun refuses to run as root unless told that it is meant.
+[ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+case "${1:-}" in
+  deps) deps ;;
+  test)
+    deps
+    build
+    meson test -C build --print-errorlogs
+    ;;
+  demo)
+    deps
+    build
+    export HIVECL_CLUSTER_DIR=$PWD/build/demo-cluster
+    trap 'build/proxy/hivecl-cluster stop' EXIT
+    build/proxy/hivecl-cluster start
+    echo
+    echo "== examples/vecadd through HiveCL (the loader sees only build/icd/vendors/hivecl.icd)"
+    OCL_ICD_VENDORS=$PWD/build/icd/vendors OCL_ICD_FILENAMES=$PWD/build/icd/libhivecl.so.1 \
+      build/examples/vecadd --platform HiveCL
+    echo
+    ;;
+  *)
+    sed -n '2,7s/^# \{0,1\}//p' "$0"
+    exit 2
+    ;;
+esac
