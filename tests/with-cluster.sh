@@ -18,9 +18,18 @@ export HIVECL_TEST_NATIVE_PLATFORM=$native_platform
 # mpirun refuses root without these; CI runs as root.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+# Stops the cluster; a sanitizer report in a proxy's log (a sanitized build) fails the test,
+# since the proxy runs detached from it.
 cleanup() {
+  local status=$?
   "$cluster" stop >/dev/null 2>&1
+  if grep -lE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$HIVECL_CLUSTER_DIR"/logs/*.log >/dev/null 2>&1; then
+    echo "with-cluster.sh: sanitizer reports in the cluster's logs:" >&2
+    cat "$HIVECL_CLUSTER_DIR"/logs/*.log >&2
+    status=1
+  fi
   rm -rf "$HIVECL_CLUSTER_DIR"
+  exit $status
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -49,6 +49,7 @@ class Reader {
   explicit Reader(std::span<const std::byte> in) : in_(in) {}
   bool raw(void* data, size_t size) {
     if (failed_ || size > remaining()) return fail();
+    if (size == 0) return true;  // an empty vector's data() may be null
     std::memcpy(data, in_.data() + position_, size);
     position_ += size;
     return true;
