@@ -82,6 +82,16 @@ void check_host_access(const _cl_mem* mem, bool reads, bool writes) {
     throw ClError{CL_INVALID_OPERATION};
 }
 
+// The buffer of a clEnqueueReadBuffer (`reads`) or clEnqueueWriteBuffer, with its arguments checked.
+const _cl_mem* host_transfer_buffer(const EnqueuedCommand& command, cl_mem buffer, size_t offset, size_t size,
+                                    const void* ptr, bool reads) {
+  const _cl_mem* mem = transfer_buffer(command, buffer);
+  if (!ptr) throw ClError{CL_INVALID_VALUE};
+  check_range(mem, offset, size);
+  check_host_access(mem, reads, !reads);
+  return mem;
+}
+
 // Device data into host memory: the reply confirms the command, the data follows it.
 void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, void* pointer,
                bool blocking, cl_command_type type) {
@@ -187,10 +197,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue command_que
                                                     cl_event* event) {
   return guarded([&] {
     EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
-    _cl_mem* mem = transfer_buffer(command, buffer);
-    if (!ptr) throw ClError{CL_INVALID_VALUE};
-    check_range(mem, offset, size);
-    check_host_access(mem, true, false);
+    const _cl_mem* mem = host_transfer_buffer(command, buffer, offset, size, ptr, true);
     read_into(command, mem, offset, size, ptr, blocking_read, CL_COMMAND_READ_BUFFER);
   });
 }
@@ -202,10 +209,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue command_qu
                                                      cl_event* event) {
   return guarded([&] {
     EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
-    _cl_mem* mem = transfer_buffer(command, buffer);
-    if (!ptr) throw ClError{CL_INVALID_VALUE};
-    check_range(mem, offset, size);
-    check_host_access(mem, false, true);
+    const _cl_mem* mem = host_transfer_buffer(command, buffer, offset, size, ptr, false);
     write_from(command, mem, offset, size, ptr, CL_COMMAND_WRITE_BUFFER);
   });
 }

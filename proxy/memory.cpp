@@ -17,10 +17,19 @@ uint64_t mem_size(cl_mem mem) {
   return size;
 }
 
-// Rejects a range outside the buffer before any host memory is set aside for it.
-void check_range(cl_mem mem, uint64_t offset, uint64_t size) {
-  const uint64_t total = mem_size(mem);
-  if (offset > total || size > total - offset) throw ClError{CL_INVALID_VALUE};
+// The queue, wait list and buffer of a read or write, with the range checked before any
+// host memory is set aside for it.
+struct Transfer {
+  Enqueue enqueue;
+  cl_mem mem;
+};
+
+template <class Request>
+Transfer prepare_transfer(Call& call, const Request& request) {
+  Transfer transfer{prepare_enqueue(call, request.queue, request.tail), call.session.get<cl_mem>(request.mem)};
+  const uint64_t total = mem_size(transfer.mem);
+  if (request.offset > total || request.size > total - request.offset) throw ClError{CL_INVALID_VALUE};
+  return transfer;
 }
 
 // The largest buffer any device of the context may hold: a bound for initial data.
@@ -63,9 +72,7 @@ CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
 // (and the command's status) to the client on the request's data tag.
 ReadBuffer::Reply execute(Call& call, const ReadBuffer::Request& request) {
   Session& session = call.session;
-  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
-  const cl_mem mem = session.get<cl_mem>(request.mem);
-  check_range(mem, request.offset, request.size);
+  const auto [enqueue, mem] = prepare_transfer(call, request);
   auto staging = std::make_shared<HostBuffer>(request.size);
   cl_event event = nullptr;
   check(clEnqueueReadBuffer(enqueue.queue, mem, CL_FALSE, request.offset, request.size, staging->data.get(),
@@ -78,11 +85,8 @@ ReadBuffer::Reply execute(Call& call, const ReadBuffer::Request& request) {
 }
 
 WriteBuffer::Reply execute(Call& call, const WriteBuffer::Request& request) {
-  Session& session = call.session;
-  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
-  const cl_mem mem = session.get<cl_mem>(request.mem);
-  check_range(mem, request.offset, request.size);
-  auto data = session.receive_bulk(call.sequence, request.size);
+  const auto [enqueue, mem] = prepare_transfer(call, request);
+  auto data = call.session.receive_bulk(call.sequence, request.size);
   call.bulk_consumed = true;
   cl_event event = nullptr;
   check(clEnqueueWriteBuffer(enqueue.queue, mem, CL_FALSE, request.offset, request.size, data->data.get(),

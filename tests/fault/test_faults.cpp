@@ -94,16 +94,30 @@ void expect_session_released(size_t released_before) {
   CHECK(released_sessions() == released_before + 1);
 }
 
+// HiveCL's device, a context and a queue on it (libhivecl is linked: the only platform is HiveCL).
+struct Setup {
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+
+  Setup() {
+    cl_platform_id platform = nullptr;
+    REQUIRE(clGetPlatformIDs(1, &platform, nullptr) == CL_SUCCESS);
+    REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS);
+    cl_int status = CL_SUCCESS;
+    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
+    REQUIRE(status == CL_SUCCESS);
+    queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
+    REQUIRE(status == CL_SUCCESS);
+  }
+};
+
 // One round of real work through the proxy, checked.
 void work_once() {
-  cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;
-  REQUIRE(clGetPlatformIDs(1, &platform, nullptr) == CL_SUCCESS);
-  REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS);
+  const Setup setup;
+  const cl_context context = setup.context;
+  const cl_command_queue queue = setup.queue;
   cl_int status = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
-  REQUIRE(status == CL_SUCCESS);
-  cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
   std::vector<int> in(1000, 7), out(1000, 0);
   cl_mem buffer = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, in.size() * sizeof(int), in.data(), &status);
   REQUIRE(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, out.size() * sizeof(int), out.data(), 0, nullptr, nullptr) ==
@@ -136,14 +150,11 @@ TEST_CASE("a client killed in the middle of transfers does not disturb the proxy
 
 // Kills the cluster's proxy: run it in a cluster of its own (see tests/meson.build).
 TEST_CASE("a proxy killed under a client fails its calls within the peer timeout", "[fault][proxy-death]") {
-  cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;
-  REQUIRE(clGetPlatformIDs(1, &platform, nullptr) == CL_SUCCESS);
-  REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS);
+  const Setup setup;
+  cl_device_id device = setup.device;
+  const cl_context context = setup.context;
+  const cl_command_queue queue = setup.queue;
   cl_int status = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
-  REQUIRE(status == CL_SUCCESS);
-  cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
   const size_t size = 32u << 20;
   cl_mem buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, size, nullptr, &status);
   REQUIRE(status == CL_SUCCESS);

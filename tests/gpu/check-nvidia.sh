@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# HiveCL's checks on a machine with an NVIDIA GPU (the "device" machine: Ubuntu 24.04,
+# Catch2 3, NVIDIA OpenCL and PoCL 5): build, the test suite against native PoCL and against
+# native NVIDIA, examples/vecadd and clinfo through HiveCL on the GPU, and the call/transfer
+# benchmark against native NVIDIA. Results and logs go to OUTPUT_DIR.
+#   tests/gpu/check-nvidia.sh OUTPUT_DIR
+set -u
+out=$(mkdir -p "${1:?output directory}" && cd "$1" && pwd)
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+nvidia=(env HIVECL_TEST_NATIVE_PLATFORM="NVIDIA CUDA" HIVECL_TEST_NATIVE_ICD=libnvidia-opencl.so.1)
+summary=$out/summary.txt
+step() { echo "== $*" | tee -a "$summary"; }
+
+step environment
+{ nvidia-smi -L; OCL_ICD_FILENAMES=libpocl.so.2:libnvidia-opencl.so.1 clinfo -l; mpirun --version | head -1
+  meson --version; ldconfig -p | grep libOpenCL.so.1; } >>"$summary" 2>&1
+
+step build
+if ! { meson setup build-gpu -Dwerror=true && ninja -C build-gpu; } >"$out/build.log" 2>&1; then
+  tail -40 "$out/build.log" | tee -a "$summary"
+  exit 1
+fi
+
+step "tests against native PoCL"
+timeout 280 meson test -C build-gpu --print-errorlogs >"$out/tests-pocl.log" 2>&1
+grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Timeout):" "$out/tests-pocl.log" >>"$summary"
+
+step "tests against native NVIDIA"
+timeout 280 "${nvidia[@]}" meson test -C build-gpu --print-errorlogs >"$out/tests-nvidia.log" 2>&1
+grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Timeout):" "$out/tests-nvidia.log" >>"$summary"
+
+step "vecadd and clinfo through HiveCL on the GPU"
+"${nvidia[@]}" tests/with-cluster.sh build-gpu bash -c '
+  on() { local spec=$1; shift; OCL_ICD_VENDORS=${spec%%:*} OCL_ICD_FILENAMES=${spec#*:} "$@"; }
+  on "$HIVECL_TEST_ICD_NATIVE" build-gpu/examples/vecadd --size 16777216
+  on "$HIVECL_TEST_ICD_HIVECL" build-gpu/examples/vecadd --size 16777216
+  on "$HIVECL_TEST_ICD_HIVECL" clinfo' >"$out/vecadd-clinfo.log" 2>&1
+grep -E "^(platform|device|node|result):|Device Name|Number of" "$out/vecadd-clinfo.log" >>"$summary"
+
+step "benchmark against native NVIDIA"
+timeout 200 "${nvidia[@]}" HIVECL_BENCH_MAX_BYTES=$((256 << 20)) HIVECL_BENCH_CSV="$out/bench-nvidia.csv" \
+  meson test -C build-gpu --benchmark --verbose >"$out/bench-nvidia.log" 2>&1
+sed -n '/^device:/,/^ratio:/p' "$out/bench-nvidia.log" >>"$summary"
+cat "$summary"
