@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "log.hpp"
+#include "transport/mpi_defaults.hpp"
 #include "transport/rendezvous.hpp"
 
 namespace hivecl::icd {
@@ -60,24 +61,6 @@ void promote_mpi_symbols() {
     ::dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
 }
 
-// Sets an environment variable for MPI_Init only (unless the user set it), so that the
-// application's own children do not inherit it.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const std::string& value) : name_(name), set_(std::getenv(name) == nullptr) {
-    if (set_) ::setenv(name, value.c_str(), 1);
-  }
-  ScopedEnvironment(const ScopedEnvironment&) = delete;
-  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
-  ~ScopedEnvironment() {
-    if (set_) ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  bool set_;
-};
-
 int on_application_finalize(MPI_Comm, int, void*, void*) {
   Cluster::get().shutdown();
   return MPI_SUCCESS;
@@ -104,11 +87,12 @@ bool Cluster::init_mpi() {
       return false;
     }
     // A plain process finds ompi-server through this variable (ENVIRONMENT.md).
-    const ScopedEnvironment server_uri("OMPI_MCA_pmix_server_uri",
+    const transport::ScopedEnvironment server_uri("OMPI_MCA_pmix_server_uri",
                                        "file:" + transport::ompi_server_uri_path(config_.cluster_dir));
     // MPI_Init runs hwloc here and in the daemon it forks; hwloc's OpenCL plugin would load
     // HiveCL again inside them (in orted, it then started MPI there and crashed it).
-    const ScopedEnvironment no_opencl_in_hwloc("HWLOC_COMPONENTS", "-opencl");
+    const transport::ScopedEnvironment no_opencl_in_hwloc("HWLOC_COMPONENTS", "-opencl");
+    const transport::ScopedEnvironment safe_tcp(transport::tcp_btl_flags_variable, transport::tcp_btl_flags);
     promote_mpi_symbols();
     int provided = 0;
     const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);

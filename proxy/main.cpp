@@ -14,6 +14,7 @@
 #include "hivecl_build_config.hpp"
 #include "log.hpp"
 #include "proxy/server.hpp"
+#include "transport/mpi_defaults.hpp"
 #include "transport/rendezvous.hpp"
 
 namespace {
@@ -117,6 +118,8 @@ int main(int argc, char** argv) {
   hivecl::log::Level level;
   if (hivecl::log::parse_level(config.log_level, level)) hivecl::log::set_level(level);
 
+  // Set for good: the waker child inherits it too.
+  setenv(hivecl::transport::tcp_btl_flags_variable, hivecl::transport::tcp_btl_flags, 0);
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return 1;
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // Open MPI's initialisation unblocks them

@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <filesystem>
 
 #include "log.hpp"
@@ -96,10 +98,25 @@ void Server::wait_for_shutdown(const std::string& record_path) {
 
 // MPI_Comm_accept cannot be interrupted, and connecting to one's own port deadlocks in
 // Open MPI: a short-lived child process (hivecl-proxy --wake) connects instead.
+namespace {
+
+// What mpirun adds to its processes' environment to make them members of its job (Open MPI
+// 4.1); the waker must not inherit those, but keeps the user's own MCA settings.
+bool names_the_job(std::string_view variable) {
+  static constexpr std::string_view job_prefixes[] = {
+      "PMIX_", "OMPI_COMM_WORLD_", "OMPI_APP_CTX_", "OMPI_NUM_APP_CTX", "OMPI_FIRST_RANKS", "OMPI_UNIVERSE_SIZE",
+      "OMPI_COMMAND", "OMPI_ARGV", "OMPI_FILE_LOCATION", "OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix",
+      "OMPI_MCA_initial_wdir", "OMPI_MCA_mpi_oversubscribe", "OMPI_MCA_shmem_RUNTIME_QUERY_hint"};
+  return std::any_of(std::begin(job_prefixes), std::end(job_prefixes),
+                     [&](std::string_view prefix) { return variable.starts_with(prefix); });
+}
+
+}  // namespace
+
 bool Server::wake_accept_thread() {
   std::vector<std::string> environment;
   for (char** entry = environ; *entry; ++entry)
-    if (std::strncmp(*entry, "OMPI_", 5) != 0 && std::strncmp(*entry, "PMIX_", 5) != 0) environment.push_back(*entry);
+    if (!names_the_job(*entry)) environment.push_back(*entry);
   environment.push_back("OMPI_MCA_pmix_server_uri=file:" + transport::ompi_server_uri_path(config_.cluster_dir));
   std::vector<char*> envp;
   for (auto& e : environment) envp.push_back(e.data());

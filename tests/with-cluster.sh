@@ -6,7 +6,8 @@
 #
 # The command sees two platforms: the native one and HiveCL in front of it. Set
 # HIVECL_TEST_NATIVE_PLATFORM / HIVECL_TEST_NATIVE_ICD to test another native platform
-# (default: PoCL, libpocl.so.2). The proxy's log is $HIVECL_CLUSTER_DIR/logs/proxy-localhost.log.
+# (default: PoCL, libpocl.so.2). The proxy's log is $HIVECL_CLUSTER_DIR/logs/proxy-localhost.log;
+# HIVECL_TEST_KEEP_LOGS=DIR keeps a copy of the cluster's logs there.
 set -u
 build=$(cd "$1" && pwd); shift
 cluster=$build/proxy/hivecl-cluster
@@ -18,16 +19,21 @@ export HIVECL_TEST_NATIVE_PLATFORM=$native_platform
 # mpirun refuses root without these; CI runs as root.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-# Stops the cluster; a sanitizer report in a proxy's log (a sanitized build) fails the test,
-# since the proxy runs detached from it.
+# Stops the cluster. A proxy that does not shut down cleanly, or a sanitizer report in a
+# proxy's log (a sanitized build), fails the test: the proxy runs detached from it.
 cleanup() {
   local status=$?
-  "$cluster" stop >/dev/null 2>&1
+  if ! "$cluster" stop >/dev/null 2>&1; then
+    echo "with-cluster.sh: the proxy did not shut down cleanly; its log:" >&2
+    cat "$HIVECL_CLUSTER_DIR"/logs/proxy-*.log >&2
+    status=1
+  fi
   if grep -lE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$HIVECL_CLUSTER_DIR"/logs/*.log >/dev/null 2>&1; then
     echo "with-cluster.sh: sanitizer reports in the cluster's logs:" >&2
     cat "$HIVECL_CLUSTER_DIR"/logs/*.log >&2
     status=1
   fi
+  [ -n "${HIVECL_TEST_KEEP_LOGS:-}" ] && mkdir -p "$HIVECL_TEST_KEEP_LOGS" && cp -r "$HIVECL_CLUSTER_DIR/logs/." "$HIVECL_TEST_KEEP_LOGS/"
   rm -rf "$HIVECL_CLUSTER_DIR"
   exit $status
 }
