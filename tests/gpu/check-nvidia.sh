@@ -30,6 +30,18 @@ step "tests against native NVIDIA"
 timeout 280 "${nvidia[@]}" meson test -C build-gpu --print-errorlogs >"$out/tests-nvidia.log" 2>&1
 grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Timeout):" "$out/tests-nvidia.log" >>"$summary"
 
+# Test case by test case, so that a native crash on invalid input costs one case, not the run.
+step "API test cases against native NVIDIA, one by one"
+"${nvidia[@]}" tests/with-cluster.sh build-gpu bash -c '
+  build-gpu/tests/api-tests --list-tests --verbosity quiet 2>/dev/null | grep -v "^$" > "$0/api-cases.txt"
+  while IFS= read -r name; do
+    timeout 120 build-gpu/tests/api-tests "$name" >"$0/case.txt" 2>&1 && { echo "pass: $name"; continue; }
+    echo "FAIL: $name"
+    { echo "==== $name"; grep -vE "^\s*$" "$0/case.txt" | tail -30; } >>"$0/api-nvidia-failures.txt"
+  done <"$0/api-cases.txt"' "$out" >"$out/api-nvidia-cases.txt" 2>&1
+grep -c "^pass:" "$out/api-nvidia-cases.txt" | sed 's/^/test cases passing: /' >>"$summary"
+grep "^FAIL:" "$out/api-nvidia-cases.txt" >>"$summary"
+
 step "vecadd and clinfo through HiveCL on the GPU"
 "${nvidia[@]}" tests/with-cluster.sh build-gpu bash -c '
   on() { local spec=$1; shift; OCL_ICD_VENDORS=${spec%%:*} OCL_ICD_FILENAMES=${spec#*:} "$@"; }
