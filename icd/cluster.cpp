@@ -92,7 +92,9 @@ bool Cluster::init_mpi() {
     // MPI_Init runs hwloc here and in the daemon it forks; hwloc's OpenCL plugin would load
     // HiveCL again inside them (in orted, it then started MPI there and crashed it).
     const transport::ScopedEnvironment no_opencl_in_hwloc("HWLOC_COMPONENTS", "-opencl");
-    const transport::ScopedEnvironment safe_tcp(transport::tcp_btl_flags_variable, transport::tcp_btl_flags);
+    std::vector<std::unique_ptr<transport::ScopedEnvironment>> mpi_defaults;
+    for (const auto& [variable, value] : transport::mpi_defaults)
+      mpi_defaults.push_back(std::make_unique<transport::ScopedEnvironment>(variable, value));
     promote_mpi_symbols();
     int provided = 0;
     const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);

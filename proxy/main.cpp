@@ -118,8 +118,8 @@ int main(int argc, char** argv) {
   hivecl::log::Level level;
   if (hivecl::log::parse_level(config.log_level, level)) hivecl::log::set_level(level);
 
-  // Set for good: the waker child inherits it too.
-  setenv(hivecl::transport::tcp_btl_flags_variable, hivecl::transport::tcp_btl_flags, 0);
+  // Set for good (unless the user did): the waker child needs the same.
+  for (const auto& [variable, value] : hivecl::transport::mpi_defaults) setenv(variable, value, 0);
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return 1;
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // Open MPI's initialisation unblocks them

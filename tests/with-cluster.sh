@@ -7,7 +7,7 @@
 # The command sees two platforms: the native one and HiveCL in front of it. Set
 # HIVECL_TEST_NATIVE_PLATFORM / HIVECL_TEST_NATIVE_ICD to test another native platform
 # (default: PoCL, libpocl.so.2). The proxy's log is $HIVECL_CLUSTER_DIR/logs/proxy-localhost.log;
-# HIVECL_TEST_KEEP_LOGS=DIR keeps a copy of the cluster's logs there.
+# HIVECL_TEST_KEEP_LOGS=DIR keeps a copy of each cluster's logs in a directory of its own there.
 set -u
 build=$(cd "$1" && pwd); shift
 cluster=$build/proxy/hivecl-cluster
@@ -33,7 +33,10 @@ cleanup() {
     cat "$HIVECL_CLUSTER_DIR"/logs/*.log >&2
     status=1
   fi
-  [ -n "${HIVECL_TEST_KEEP_LOGS:-}" ] && mkdir -p "$HIVECL_TEST_KEEP_LOGS" && cp -r "$HIVECL_CLUSTER_DIR/logs/." "$HIVECL_TEST_KEEP_LOGS/"
+  if [ -n "${HIVECL_TEST_KEEP_LOGS:-}" ]; then
+    local kept=$HIVECL_TEST_KEEP_LOGS/$(basename "$HIVECL_CLUSTER_DIR")
+    mkdir -p "$kept" && cp -r "$HIVECL_CLUSTER_DIR/logs/." "$kept/" && echo "$status" >"$kept/exit-status"
+  fi
   rm -rf "$HIVECL_CLUSTER_DIR"
   exit $status
 }

@@ -7,12 +7,23 @@
 
 namespace hivecl::transport {
 
-// Open MPI 4.1's TCP BTL deadlocks (the progress thread locks an endpoint mutex it holds)
-// when a peer dies during a large transfer sent with its RDMA-like protocol, whose last step
-// is a FIN message: a killed client froze its proxy for every other client (seen under
-// tests/fault). Without "put", ob1 sends large messages with its pipelined send protocol.
-inline constexpr const char* tcp_btl_flags_variable = "OMPI_MCA_btl_tcp_flags";
-inline constexpr const char* tcp_btl_flags = "send,inplace,need-ack,need-csum";
+// A peer that dies in the middle of a message must not take the sender with it. Open MPI
+// 4.1's ob1 PML aborts the sending process when a fragment to a dead peer fails
+// (pml_ob1_sendreq.c, "FATAL"): a killed client took its proxy down, and a killed proxy
+// would take the application down. Its UCX PML returns an error instead (tests/fault, 40
+// runs each). UCX over any transport, TCP included, is therefore the first choice, and ob1
+// the fallback where Open MPI has no UCX; both sides of a connection must choose alike.
+// With ob1, the TCP BTL must not use its put protocol, which deadlocks on a dead peer (the
+// progress thread re-locks an endpoint's mutex while closing it).
+struct MpiDefault {
+  const char* variable;
+  const char* value;
+};
+inline constexpr MpiDefault mpi_defaults[] = {
+    {"OMPI_MCA_pml", "ucx,ob1"},
+    {"OMPI_MCA_pml_ucx_tls", "any"},
+    {"OMPI_MCA_btl_tcp_flags", "send,inplace,need-ack,need-csum"},
+};
 
 // Sets an environment variable unless the user did; for as long as this object lives, so that
 // settings meant for MPI_Init do not reach the application's own child processes.
