@@ -52,6 +52,20 @@ Answer<std::vector<T>> ask_list(cl_int(CL_API_CALL* query)(Handle, Param, size_t
 }
 
 // Takes a handle back from its owner, for a test that releases it by hand.
+// An object's reference count, then after one retain and one release.
+template <class Handle, class Param>
+void record_reference_counts(Probe& probe, cl_int(CL_API_CALL* query)(Handle, Param, size_t, void*, size_t*),
+                             std::type_identity_t<Param> count_param, cl_int(CL_API_CALL* retain)(Handle),
+                             cl_int(CL_API_CALL* release)(Handle), std::type_identity_t<Handle> handle) {
+  auto count = [&] { return ask<cl_uint>(query, handle, count_param); };
+  probe.status("reference count status", count().status);
+  probe.value("reference count", count().value);
+  probe.status("retain", retain(handle));
+  probe.value("after retain", count().value);
+  probe.status("release", release(handle));
+  probe.value("after release", count().value);
+}
+
 template <class Owner>
 auto disown(Owner& owner) {
   auto handle = owner.get();
@@ -214,13 +228,8 @@ DIFFERENTIAL_TEST(context_from_type, "clCreateContextFromType finds the platform
 DIFFERENTIAL_TEST(context_info, "clGetContextInfo answers every parameter", "[context][event]") {
   cl_device_id device = probe.device();
   Context context = create_context(probe);
-  auto count = [&] { return ask<cl_uint>(clGetContextInfo, context.get(), CL_CONTEXT_REFERENCE_COUNT); };
-  probe.status("reference count status", count().status);
-  probe.value("reference count", count().value);
-  probe.status("retain", clRetainContext(context));
-  probe.value("after retain", count().value);
-  probe.status("release", clReleaseContext(context));
-  probe.value("after release", count().value);
+  record_reference_counts(probe, clGetContextInfo, CL_CONTEXT_REFERENCE_COUNT, clRetainContext, clReleaseContext,
+                          context.get());
   const auto num_devices = ask<cl_uint>(clGetContextInfo, context.get(), CL_CONTEXT_NUM_DEVICES);
   probe.status("num devices status", num_devices.status);
   probe.value("num devices", num_devices.value);
@@ -381,13 +390,8 @@ DIFFERENTIAL_TEST(queue_info, "clGetCommandQueueInfo answers every parameter", "
   const auto queue_device = ask<cl_device_id>(clGetCommandQueueInfo, queue.get(), CL_QUEUE_DEVICE);
   probe.status("device status", queue_device.status);
   probe.value("device is its device", queue_device.value == device);
-  auto count = [&] { return ask<cl_uint>(clGetCommandQueueInfo, queue.get(), CL_QUEUE_REFERENCE_COUNT); };
-  probe.status("reference count status", count().status);
-  probe.value("reference count", count().value);
-  probe.status("retain", clRetainCommandQueue(queue));
-  probe.value("after retain", count().value);
-  probe.status("release", clReleaseCommandQueue(queue));
-  probe.value("after release", count().value);
+  record_reference_counts(probe, clGetCommandQueueInfo, CL_QUEUE_REFERENCE_COUNT, clRetainCommandQueue,
+                          clReleaseCommandQueue, queue.get());
   const auto properties = ask<cl_command_queue_properties>(clGetCommandQueueInfo, queue.get(), CL_QUEUE_PROPERTIES);
   probe.status("properties status", properties.status);
   probe.value("properties", properties.value);
