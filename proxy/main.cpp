@@ -122,7 +122,6 @@ int main(int argc, char** argv) {
   for (const auto& [variable, value] : hivecl::transport::mpi_defaults) setenv(variable, value, 0);
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return 1;
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // Open MPI's initialisation unblocks them
   if (provided < MPI_THREAD_MULTIPLE) {
     hivecl::log::error("the MPI library does not provide MPI_THREAD_MULTIPLE");
     MPI_Finalize();
