@@ -1,0 +1,119 @@
+#include "bench/side_by_side.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+namespace hivecl::bench {
+
+void die(const std::string& what, cl_int status) {
+  std::fprintf(stderr, "benchmark: %s failed (%d)\n", what.c_str(), status);
+  std::exit(1);
+}
+
+void check(cl_int status, const char* what) {
+  if (status != CL_SUCCESS) die(what, status);
+}
+
+size_t env_size(const char* name, size_t fallback) {
+  const char* value = std::getenv(name);
+  return value ? std::strtoull(value, nullptr, 0) : fallback;
+}
+
+std::string native_platform_name() {
+  const char* name = std::getenv("HIVECL_TEST_NATIVE_PLATFORM");
+  return name ? name : "Portable Computing Language";
+}
+
+namespace {
+
+cl_platform_id find_platform(const std::string& platform_name) {
+  cl_uint count = 0;
+  clGetPlatformIDs(0, nullptr, &count);
+  std::vector<cl_platform_id> platforms(count);
+  clGetPlatformIDs(count, platforms.data(), nullptr);
+  for (cl_platform_id platform : platforms) {
+    char name[256] = {};
+    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name, name, nullptr);
+    if (platform_name == name) return platform;
+  }
+  die("finding platform '" + platform_name + "'", CL_INVALID_PLATFORM);
+}
+
+}  // namespace
+
+Side open_side(const std::string& platform_name, cl_command_queue_properties queue_properties) {
+  Side side{platform_name, find_platform(platform_name)};
+  check(clGetDeviceIDs(side.platform, CL_DEVICE_TYPE_ALL, 1, &side.device, nullptr), "clGetDeviceIDs");
+  cl_int status = CL_SUCCESS;
+  side.context = clCreateContext(nullptr, 1, &side.device, nullptr, nullptr, &status);
+  check(status, "clCreateContext");
+  const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, queue_properties, 0};
+  side.queue = clCreateCommandQueueWithProperties(side.context, side.device, properties, &status);
+  check(status, "clCreateCommandQueueWithProperties");
+  return side;
+}
+
+cl_program build_program(const Side& side, const char* source, const char* options) {
+  cl_int status = CL_SUCCESS;
+  cl_program program = clCreateProgramWithSource(side.context, 1, &source, nullptr, &status);
+  check(status, "clCreateProgramWithSource");
+  check(clBuildProgram(program, 1, &side.device, options, nullptr, nullptr), "clBuildProgram");
+  return program;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+Summary summarize(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return {values[values.size() / 2], values.front(), values.back()};
+}
+
+SideBySide::SideBySide(std::string benchmark)
+    : native(open_side(native_platform_name())),
+      hivecl(open_side("HiveCL")),
+      benchmark_(std::move(benchmark)),
+      rounds_(std::max<size_t>(1, env_size("HIVECL_BENCH_ROUNDS", 7))) {
+  char device[256] = {};
+  clGetDeviceInfo(native.device, CL_DEVICE_NAME, sizeof device, device, nullptr);
+  std::printf("%s — device: %s; native platform: %s; %zu rounds, native and HiveCL alternating\n",
+              benchmark_.c_str(), device, native.name.c_str(), rounds_);
+  std::printf("%-34s %-6s %26s %26s %8s\n", "case", "unit", "native median [min-max]", "HiveCL median [min-max]",
+              "ratio");
+  if (const char* path = std::getenv("HIVECL_BENCH_CSV")) {
+    const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
+    csv_.open(path, std::ios::app);
+    if (fresh)
+      csv_ << "benchmark,case,bytes,unit,native_median,native_min,native_max,hivecl_median,hivecl_min,hivecl_max,"
+              "ratio\n";
+  }
+}
+
+void SideBySide::compare(const std::string& case_name, const std::string& unit, uint64_t bytes,
+                         const std::function<double(Side&)>& measure) {
+  measure(native);  // warm-up, not counted
+  measure(hivecl);
+  std::vector<double> native_values, hivecl_values;
+  for (size_t round = 0; round < rounds_; ++round) {
+    native_values.push_back(measure(native));
+    hivecl_values.push_back(measure(hivecl));
+  }
+  report(case_name, unit, bytes, summarize(native_values), summarize(hivecl_values));
+}
+
+void SideBySide::report(const std::string& case_name, const std::string& unit, uint64_t bytes, const Summary& n,
+                        const Summary& h) {
+  // For a latency: how many times slower HiveCL is; for a rate: the fraction of native it reaches.
+  const double ratio = h.median / n.median;
+  std::printf("%-34s %-6s %10.2f [%6.2f-%6.2f] %10.2f [%6.2f-%6.2f] %8.2f\n", case_name.c_str(), unit.c_str(),
+              n.median, n.low, n.high, h.median, h.low, h.high, ratio);
+  std::fflush(stdout);
+  if (csv_)
+    csv_ << benchmark_ << ",\"" << case_name << "\"," << bytes << ',' << unit << ',' << n.median << ',' << n.low << ','
+         << n.high << ',' << h.median << ',' << h.low << ',' << h.high << ',' << ratio << '\n';
+}
+
+}  // namespace hivecl::bench

@@ -1,0 +1,72 @@
+// What every HiveCL benchmark shares: opening the native platform and HiveCL side by side,
+// measuring an operation in rounds that alternate between them, and reporting medians,
+// spread and ratio as a table on stdout and as CSV rows (HIVECL_BENCH_CSV, appended, so a
+// whole `meson test --benchmark` run collects into one file for tests/bench/report.py).
+//
+// Environment:
+//   HIVECL_TEST_NATIVE_PLATFORM  the native platform's name (default PoCL's)
+//   HIVECL_BENCH_ROUNDS          measured rounds per case (default 7)
+//   HIVECL_BENCH_CSV             CSV file to append to: benchmark,case,bytes,unit,
+//                                native_median,native_min,native_max,hivecl_median,hivecl_min,hivecl_max,ratio
+#pragma once
+
+#include <CL/cl.h>
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace hivecl::bench {
+
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void die(const std::string& what, cl_int status);
+void check(cl_int status, const char* what);
+
+size_t env_size(const char* name, size_t fallback);
+std::string native_platform_name();
+
+// One platform's first device with a context and an in-order queue.
+struct Side {
+  std::string name;
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+};
+
+Side open_side(const std::string& platform_name, cl_command_queue_properties queue_properties = 0);
+cl_program build_program(const Side& side, const char* source, const char* options = nullptr);
+double seconds_since(Clock::time_point start);
+
+struct Summary {
+  double median = 0, low = 0, high = 0;
+};
+Summary summarize(std::vector<double> values);
+
+// The native and HiveCL sides of one benchmark, and its report.
+class SideBySide {
+ public:
+  explicit SideBySide(std::string benchmark);
+  Side native;
+  Side hivecl;
+
+  // Runs `measure` (returns one value per round: a latency in µs or a rate) once on each side
+  // as a warm-up, then `rounds` times alternating, and reports the row.
+  void compare(const std::string& case_name, const std::string& unit, uint64_t bytes,
+               const std::function<double(Side&)>& measure);
+  // Reports a row measured by the caller.
+  void report(const std::string& case_name, const std::string& unit, uint64_t bytes, const Summary& native_summary,
+              const Summary& hivecl_summary);
+  size_t rounds() const { return rounds_; }
+
+ private:
+  std::string benchmark_;
+  size_t rounds_;
+  std::ofstream csv_;
+};
+
+}  // namespace hivecl::bench
