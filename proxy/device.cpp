@@ -59,7 +59,7 @@ protocol::DeviceRecord describe_device(const NativeDevice& device, protocol::Obj
     protocol::DeviceInfoEntry entry{.param = param, .error = CL_SUCCESS, .value = {}};
     try {
       entry.value = query_info([&](size_t size, void* value, size_t* size_ret) {
-        return clGetDeviceInfo(device.device, param, size, value, size_ret);
+        return clGetDeviceInfo(device.device, entry.param, size, value, size_ret);
       });
     } catch (const ClError& error) {
       entry.error = error.code;

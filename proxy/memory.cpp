@@ -50,7 +50,7 @@ uint64_t max_alloc_size(cl_context context) {
 
 CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   Session& session = call.session;
-  session.check_fresh(request.id);
+  session.check_fresh(request.id, request.size);
   const cl_context context = session.get<cl_context>(request.context);
   // The proxy cannot use the client's memory: the client turns USE_HOST_PTR into COPY_HOST_PTR.
   const bool copies = (request.flags & CL_MEM_COPY_HOST_PTR) != 0;
@@ -64,7 +64,7 @@ CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   cl_int status = CL_SUCCESS;
   const cl_mem mem = clCreateBuffer(context, request.flags, request.size, data ? data->data.get() : nullptr, &status);
   check(status);
-  session.add(request.id, ObjectKind::mem, mem);
+  session.add(request.id, ObjectKind::mem, mem, request.size);
   return {};
 }
 

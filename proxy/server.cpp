@@ -162,7 +162,7 @@ void Server::admit(MPI_Comm comm) {
   reap_sessions();
   std::lock_guard lock(sessions_mutex_);
   const uint32_t number = next_session_++;
-  auto session = std::make_unique<Session>(number, std::make_shared<transport::Link>(comm), *this);
+  auto session = std::make_unique<Session>(number, std::make_shared<MpiClientLink>(engine_, std::make_shared<transport::Link>(comm)), *this);
   session->start();
   sessions_.emplace(number, std::move(session));
   log::debug("accepted session ", number);

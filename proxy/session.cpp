@@ -6,31 +6,23 @@
 #include "log.hpp"
 #include "proxy/executors.hpp"
 #include "proxy/server.hpp"
-#include "transport/tags.hpp"
 
 namespace hivecl::proxy {
 
 using namespace protocol;
-using transport::OpStatus;
 
-void Replier::send_bulk(std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) const {
-  const int tag = transport::data_tag(sequence_);
-  const size_t size = data->size;
-  for (size_t offset = 0; offset < size; offset += chunk)
-    engine_->send(link_, tag, data->data.get() + offset, std::min(chunk, size - offset),
-                  [data](OpStatus, Bytes&&) {});  // the lambda keeps the data alive until sent
-  engine_->send(link_, tag, to_bytes(static_cast<int32_t>(status)));
-}
-
-Session::Session(uint32_t number, transport::LinkPtr link, Server& server)
-    : number_(number), link_(std::move(link)), server_(server) {}
+Session::Session(uint32_t number, ClientLinkPtr link, Server& server)
+    : number_(number),
+      link_(std::move(link)),
+      server_(server),
+      usage_(server.config().session_max_objects, server.config().session_max_memory_bytes) {}
 
 Session::~Session() {
   if (worker_.joinable()) worker_.join();
 }
 
 void Session::start() {
-  server_.engine().listen(link_, transport::control_tag, true, [this](Bytes&& frame) { deliver(std::move(frame)); });
+  link_->listen([this](Bytes&& frame) { deliver(std::move(frame)); });
   worker_ = std::thread([this] { work(); });
 }
 
@@ -44,11 +36,11 @@ void Session::deliver(Bytes&& frame) {
 
 void Session::lose() {
   if (lost_.exchange(true)) return;
-  server_.engine().forget(link_);
+  link_->forget();
   inbox_cv_.notify_one();
 }
 
-Replier Session::replier(uint64_t sequence) const { return Replier(server_.engine(), link_, sequence); }
+Replier Session::replier(uint64_t sequence) const { return Replier(link_, sequence); }
 
 size_t Session::chunk_bytes() const { return server_.config().chunk_bytes; }
 
@@ -79,12 +71,14 @@ std::vector<cl_event> Session::events(const std::vector<ObjectId>& ids, cl_int i
   return natives;
 }
 
-void Session::check_fresh(ObjectId id) const {
+void Session::check_fresh(ObjectId id, uint64_t device_bytes) const {
   if (!objects_.is_free(id)) throw ClError{CL_INVALID_VALUE};
+  usage_.check_room(device_bytes);
 }
 
-void Session::add(ObjectId id, ObjectKind kind, void* native) {
-  if (!objects_.insert(id, kind, native)) throw ClError{CL_INVALID_VALUE};
+void Session::add(ObjectId id, ObjectKind kind, void* native, uint64_t device_bytes) {
+  if (!objects_.insert(id, kind, native, device_bytes)) throw ClError{CL_INVALID_VALUE};
+  usage_.add(device_bytes);
 }
 
 namespace {
@@ -124,14 +118,24 @@ void Session::release(ObjectKind kind, ObjectId id) {
     log::warn("session ", number_, ": release of unknown object ", id);
     return;
   }
+  usage_.remove(entry->device_bytes);
   release_native(kind, entry->native);
+}
+
+uint64_t Session::max_bulk_bytes() const {
+  cl_ulong largest = 0;
+  for (const auto& device : server_.devices()) {
+    cl_ulong size = 0;
+    clGetDeviceInfo(device.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof size, &size, nullptr);
+    largest = std::max(largest, size);
+  }
+  const uint64_t cap = server_.config().session_max_memory_bytes;
+  return cap != 0 ? std::min<uint64_t>(largest, cap) : largest;
 }
 
 std::shared_ptr<HostBuffer> Session::receive_bulk(uint64_t sequence, uint64_t size) {
   auto data = std::make_shared<HostBuffer>(size);
-  auto transfer = transport::Transfer::receive(server_.engine(), link_, transport::data_tag(sequence),
-                                               data->data.get(), size, chunk_bytes());
-  if (transfer->wait() != OpStatus::done) throw ClError{peer_lost_status};
+  if (!link_->receive_bulk(sequence, data->data.get(), size, chunk_bytes())) throw ClError{peer_lost_status};
   return data;
 }
 
@@ -140,9 +144,7 @@ void Session::drain_bulk(uint64_t sequence, uint64_t size) {
   Bytes scratch(std::min<uint64_t>(size, chunk_bytes()));
   for (uint64_t offset = 0; offset < size; offset += scratch.size()) {
     const size_t piece = std::min<uint64_t>(scratch.size(), size - offset);
-    auto transfer = transport::Transfer::receive(server_.engine(), link_, transport::data_tag(sequence),
-                                                 scratch.data(), piece, piece);
-    if (transfer->wait() != OpStatus::done) return;
+    if (!link_->receive_bulk(sequence, scratch.data(), piece, piece)) return;
   }
 }
 
@@ -180,6 +182,17 @@ void run_message(Session& session, const FrameHeader& header, Reader& reader) {
     log::warn("session ", session.number(), ": malformed ", M::message_name, " request");
     if constexpr (M::has_reply) replier.reply<M>(CL_INVALID_VALUE);
     return;
+  }
+  if constexpr (M::bulk == Bulk::to_proxy) {
+    // No valid request carries more than one buffer's worth: a larger announcement would
+    // keep this session draining data that no client sends.
+    if (request.bulk_bytes() > session.max_bulk_bytes()) {
+      log::warn("session ", session.number(), ": ", M::message_name, " announces ", request.bulk_bytes(),
+                " bytes of data, more than any buffer can hold; closing");
+      replier.reply<M>(CL_INVALID_BUFFER_SIZE);
+      session.end();
+      return;
+    }
   }
   if (!session.greeted() && M::opcode != Opcode::Hello) {
     log::warn("session ", session.number(), ": ", M::message_name, " before Hello; closing");
@@ -222,12 +235,12 @@ void Session::handle(const Bytes& frame) {
     log::warn("session ", number_, ": unknown opcode ", static_cast<unsigned>(header.opcode));
     FrameHeader reply{.opcode = header.opcode, .kind = FrameKind::reply, .sequence = header.sequence,
                       .status = CL_INVALID_OPERATION};
-    server_.engine().send(link_, transport::control_tag, to_bytes(reply));
+    link_->send_frame(to_bytes(reply));
   }
 }
 
 void Session::teardown() {
-  if (!lost_.exchange(true)) server_.engine().forget(link_);
+  if (!lost_.exchange(true)) link_->forget();
   server_.watchdog().release(number_);
   auto objects = objects_.take_all();
   // Let running commands end before their objects go (their callbacks hold what they need).
@@ -235,8 +248,12 @@ void Session::teardown() {
     if (entry.kind == ObjectKind::command_queue) clFinish(static_cast<cl_command_queue>(entry.native));
   std::sort(objects.begin(), objects.end(),
             [](const auto& a, const auto& b) { return teardown_rank(a.second.kind) < teardown_rank(b.second.kind); });
-  for (auto& [id, entry] : objects) release_native(entry.kind, entry.native);
-  log::info("session ", number_, " ended: released ", objects.size(), " objects");
+  for (auto& [id, entry] : objects) {
+    release_native(entry.kind, entry.native);
+    usage_.remove(entry.device_bytes);
+  }
+  log::info("session ", number_, " ended: released ", objects.size(), " objects; holds ", usage_.objects(),
+            " objects, ", usage_.memory_bytes(), " buffer bytes");
   finished_ = true;
 }
 

@@ -19,25 +19,17 @@
 #include "cl_error.hpp"
 #include "handle_table.hpp"
 #include "protocol/messages.hpp"
-#include "transport/engine.hpp"
-#include "transport/tags.hpp"
+#include "proxy/client_link.hpp"
+#include "proxy/usage.hpp"
 
 namespace hivecl::proxy {
 
 class Server;
 
-// Host memory for data passing through the proxy, left uninitialised.
-struct HostBuffer {
-  explicit HostBuffer(size_t bytes) : data(new std::byte[bytes]), size(bytes) {}
-  std::unique_ptr<std::byte[]> data;
-  size_t size;
-};
-
 // Sends frames to one client from any thread; harmless once the client is gone.
 class Replier {
  public:
-  Replier(transport::Engine& engine, transport::LinkPtr link, uint64_t sequence)
-      : engine_(&engine), link_(std::move(link)), sequence_(sequence) {}
+  Replier(ClientLinkPtr link, uint64_t sequence) : link_(std::move(link)), sequence_(sequence) {}
 
   template <class M>
   void reply(cl_int status, const typename M::Reply& reply = {}) const {
@@ -47,21 +39,22 @@ class Replier {
     protocol::Writer writer(frame);
     protocol::encode(writer, header);
     if (status == CL_SUCCESS) protocol::encode(writer, reply);
-    engine_->send(link_, transport::control_tag, std::move(frame));
+    link_->send_frame(std::move(frame));
   }
   // Sends `data` (kept alive until sent) as chunks on this request's data tag, then `status`.
-  void send_bulk(std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) const;
+  void send_bulk(std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) const {
+    link_->send_bulk(sequence_, std::move(data), chunk, status);
+  }
   uint64_t sequence() const { return sequence_; }
 
  private:
-  transport::Engine* engine_;
-  transport::LinkPtr link_;
+  ClientLinkPtr link_;
   uint64_t sequence_;
 };
 
 class Session {
  public:
-  Session(uint32_t number, transport::LinkPtr link, Server& server);
+  Session(uint32_t number, ClientLinkPtr link, Server& server);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   ~Session();
@@ -85,13 +78,17 @@ class Session {
   T get(protocol::ObjectId id) const;
   // The native events of `ids`; ClError(invalid) if one is unknown.
   std::vector<cl_event> events(const std::vector<protocol::ObjectId>& ids, cl_int invalid = CL_INVALID_EVENT_WAIT_LIST) const;
-  // Throws CL_INVALID_VALUE unless `id` can name a new object.
-  void check_fresh(protocol::ObjectId id) const;
-  void add(protocol::ObjectId id, protocol::ObjectKind kind, void* native);
+  // Throws CL_INVALID_VALUE unless `id` can name a new object, and the cap's error (usage.hpp)
+  // unless the session may hold one more object of `device_bytes`.
+  void check_fresh(protocol::ObjectId id, uint64_t device_bytes = 0) const;
+  void add(protocol::ObjectId id, protocol::ObjectKind kind, void* native, uint64_t device_bytes = 0);
+  const SessionUsage& usage() const { return usage_; }
   void release(protocol::ObjectKind kind, protocol::ObjectId id);
   // Receives the bulk data of a request; ClError(peer_lost_status) when the client vanishes.
   std::shared_ptr<HostBuffer> receive_bulk(uint64_t sequence, uint64_t size);
   void drain_bulk(uint64_t sequence, uint64_t size);
+  // The most bulk data one request may carry: the largest buffer a device (and the session's cap) allows.
+  uint64_t max_bulk_bytes() const;
   size_t chunk_bytes() const;
   void set_greeted() { greeted_ = true; }
   bool greeted() const { return greeted_; }
@@ -104,9 +101,10 @@ class Session {
   void teardown();
 
   const uint32_t number_;
-  transport::LinkPtr link_;
+  ClientLinkPtr link_;
   Server& server_;
   HandleTable objects_;
+  SessionUsage usage_;
   std::thread worker_;
   std::mutex inbox_mutex_;
   std::condition_variable inbox_cv_;

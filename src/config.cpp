@@ -72,6 +72,10 @@ const std::map<std::string, Setter>& setters() {
          c.proxy_device_type = v;
          return true;
        }},
+      {"session_max_objects", [](Config& c, const std::string& v) { return parse_u64(v, c.session_max_objects); }},
+      {"session_max_memory_bytes",
+       [](Config& c, const std::string& v) { return parse_u64(v, c.session_max_memory_bytes); }},
+      {"secret_file", [](Config& c, const std::string& v) { c.secret_file = v; return true; }},
   };
   return table;
 }
@@ -118,7 +122,10 @@ std::string Config::describe() const {
        << "chunk_bytes = " << chunk_bytes << "\n"
        << "max_message_bytes = " << max_message_bytes << "\n"
        << "proxy_platform = " << proxy_platform << "\n"
-       << "proxy_device_type = " << proxy_device_type << "\n";
+       << "proxy_device_type = " << proxy_device_type << "\n"
+       << "session_max_objects = " << session_max_objects << "\n"
+       << "session_max_memory_bytes = " << session_max_memory_bytes << "\n"
+       << "secret_file = " << secret_file << "\n";
   return text.str();
 }
 

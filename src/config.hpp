@@ -26,6 +26,12 @@ struct Config {
   uint64_t max_message_bytes = 256u << 20;  // largest control message accepted
   std::string proxy_platform;           // proxy: serve only platforms whose name contains this
   std::string proxy_device_type = "all";  // proxy: all, gpu, cpu, accelerator
+  // proxy: caps per client session (0: none) on objects held and on buffer bytes allocated
+  uint64_t session_max_objects = 0;
+  uint64_t session_max_memory_bytes = 0;
+  // A file holding the cluster's shared secret (readable by its owner only); empty: no
+  // authentication. Proxies refuse clients that cannot prove they know it.
+  std::string secret_file;
 
   // Loads files and environment as described above; unknown keys are reported.
   static Config load();

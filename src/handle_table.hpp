@@ -18,12 +18,13 @@ class HandleTable {
   struct Entry {
     protocol::ObjectKind kind;
     void* native;
+    uint64_t device_bytes = 0;  // device memory the object holds (buffers)
   };
 
   // False when `id` is reserved (device ids) or already in use.
-  bool insert(protocol::ObjectId id, protocol::ObjectKind kind, void* native) {
+  bool insert(protocol::ObjectId id, protocol::ObjectKind kind, void* native, uint64_t device_bytes = 0) {
     if (id < protocol::first_session_id) return false;
-    return entries_.emplace(id, Entry{kind, native}).second;
+    return entries_.emplace(id, Entry{kind, native, device_bytes}).second;
   }
   bool is_free(protocol::ObjectId id) const { return id >= protocol::first_session_id && !entries_.contains(id); }
   // The native handle, or nullptr when `id` is unknown or of another kind.

@@ -3,40 +3,12 @@
 
 #include "catch.hpp"
 #include "protocol/messages.hpp"
+#include "protocol_samples.hpp"
 
 using namespace hivecl::protocol;
+using hivecl::protocol::samples::fill;
 
 namespace {
-
-// A value for every field type the messages use, different from the defaults.
-template <class T>
-void fill(std::vector<T>& values, int seed);
-template <Record T>
-void fill(T& record, int seed);
-
-void fill(std::string& value, int seed) { value = "text-" + std::to_string(seed); }
-void fill(bool& value, int) { value = true; }
-
-template <class T>
-  requires(std::is_arithmetic_v<T> || std::is_enum_v<T>)
-void fill(T& value, int seed) {
-  if constexpr (std::is_enum_v<T>) {
-    value = static_cast<T>(1);
-  } else {
-    value = static_cast<T>(seed * 7 + 3);
-  }
-}
-
-template <class T>
-void fill(std::vector<T>& values, int seed) {
-  values.resize(3);
-  for (auto& value : values) fill(value, seed++);
-}
-
-template <Record T>
-void fill(T& record, int seed) {
-  std::apply([&](auto&... field) { (fill(field, seed++), ...); }, record.fields());
-}
 
 template <class T>
 void check_round_trip_and_rejections(const T& original) {

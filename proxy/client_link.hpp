@@ -1,0 +1,57 @@
+// What a session needs from its connection to one client: control frames both ways and
+// the bulk data of requests. The proxy's link is MPI (MpiClientLink); the session fuzz
+// target (tests/fuzz) puts a sink in its place, so that the dispatcher and the executors
+// can be driven without MPI.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "protocol/codec.hpp"
+#include "transport/engine.hpp"
+
+namespace hivecl::proxy {
+
+// Host memory for data passing through the proxy, left uninitialised.
+struct HostBuffer {
+  explicit HostBuffer(size_t bytes) : data(new std::byte[bytes]), size(bytes) {}
+  std::unique_ptr<std::byte[]> data;
+  size_t size;
+};
+
+class ClientLink {
+ public:
+  virtual ~ClientLink() = default;
+  // Hands every incoming control frame to `on_frame` (in the link's own thread).
+  virtual void listen(std::function<void(protocol::Bytes&&)> on_frame) = 0;
+  // Any thread; harmless once the client is gone.
+  virtual void send_frame(protocol::Bytes&& frame) = 0;
+  // Sends `data` (kept alive until sent) as chunks on the data tag of `sequence`, then `status`.
+  virtual void send_bulk(uint64_t sequence, std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) = 0;
+  // Receives `size` bytes sent on the data tag of `sequence`; false when the client vanished.
+  virtual bool receive_bulk(uint64_t sequence, std::byte* data, size_t size, size_t chunk) = 0;
+  // Gives up everything in flight with this client.
+  virtual void forget() = 0;
+};
+
+using ClientLinkPtr = std::shared_ptr<ClientLink>;
+
+class MpiClientLink final : public ClientLink {
+ public:
+  MpiClientLink(transport::Engine& engine, transport::LinkPtr link) : engine_(engine), link_(std::move(link)) {}
+  void listen(std::function<void(protocol::Bytes&&)> on_frame) override;
+  void send_frame(protocol::Bytes&& frame) override;
+  void send_bulk(uint64_t sequence, std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) override;
+  bool receive_bulk(uint64_t sequence, std::byte* data, size_t size, size_t chunk) override;
+  void forget() override;
+
+ private:
+  transport::Engine& engine_;
+  transport::LinkPtr link_;
+};
+
+}  // namespace hivecl::proxy

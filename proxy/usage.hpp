@@ -1,0 +1,46 @@
+// What one client session holds on the proxy, counted against the per-session caps
+// (config session_max_objects and session_max_memory_bytes; 0 means no cap). This is the
+// one place where a session's resources are counted: per-session statistics belong here.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "cl_error.hpp"
+
+namespace hivecl::proxy {
+
+class SessionUsage {
+ public:
+  SessionUsage(uint64_t max_objects, uint64_t max_memory_bytes)
+      : max_objects_(max_objects), max_memory_bytes_(max_memory_bytes) {}
+
+  // Throws the spec's error when one more object holding `memory_bytes` of device memory
+  // would exceed a cap: CL_OUT_OF_RESOURCES for objects, CL_MEM_OBJECT_ALLOCATION_FAILURE for memory.
+  void check_room(uint64_t memory_bytes) const {
+    if (max_objects_ != 0 && objects_ >= max_objects_) throw ClError{CL_OUT_OF_RESOURCES};
+    if (max_memory_bytes_ != 0 && memory_bytes > max_memory_bytes_ - std::min(memory_bytes_.load(), max_memory_bytes_))
+      throw ClError{CL_MEM_OBJECT_ALLOCATION_FAILURE};
+  }
+  void add(uint64_t memory_bytes) {
+    ++objects_;
+    memory_bytes_ += memory_bytes;
+  }
+  void remove(uint64_t memory_bytes) {
+    --objects_;
+    memory_bytes_ -= memory_bytes;
+  }
+  uint64_t objects() const { return objects_; }
+  uint64_t memory_bytes() const { return memory_bytes_; }
+
+ private:
+  const uint64_t max_objects_;
+  const uint64_t max_memory_bytes_;
+  // Read by other threads (logs, status); written by the session's worker only.
+  std::atomic<uint64_t> objects_{0};
+  std::atomic<uint64_t> memory_bytes_{0};
+};
+
+}  // namespace hivecl::proxy

@@ -1,0 +1,110 @@
+// Writes the seed corpora of the fuzz targets, encoded from the message table:
+//   fuzz-corpus DECODERS_DIR SESSION_DIR
+// DECODERS_DIR gets a sample of every type of decodable_types(); SESSION_DIR gets a
+// whole valid session (context, queue, buffers, transfers, a program, a kernel run,
+// queries, events, releases) and every message alone with sample field values.
+#include <CL/cl.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "fuzz_inputs.hpp"
+#include "protocol_samples.hpp"
+
+namespace {
+
+using namespace hivecl;
+using namespace hivecl::protocol;
+using fuzz::append_frame;
+
+void write_file(const std::filesystem::path& path, const Bytes& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+constexpr const char* kernel_source =
+    "__kernel void add(__global const float* a, __global const float* b, __global float* c) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  c[i] = a[i] + b[i];\n"
+    "}\n";
+
+Bytes whole_session() {
+  constexpr ObjectId device = 1, context = first_session_id, queue = context + 1, a = context + 2, b = context + 3,
+                     c = context + 4, program = context + 5, kernel = context + 6, written = context + 7,
+                     done = context + 8;
+  constexpr uint64_t bytes = 1024 * sizeof(float);
+  Bytes input;
+  uint64_t sequence = 1;
+  append_frame<CreateContext>(input, sequence++, {.id = context, .devices = {device}});
+  append_frame<CreateCommandQueue>(input, sequence++,
+                                   {.id = queue, .context = context, .device = device,
+                                    .properties = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0}});
+  append_frame<CreateBuffer>(input, sequence++,
+                             {.id = a, .context = context, .flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                              .size = bytes, .with_data = true});
+  append_frame<CreateBuffer>(input, sequence++, {.id = b, .context = context, .flags = CL_MEM_READ_ONLY, .size = bytes});
+  append_frame<CreateBuffer>(input, sequence++, {.id = c, .context = context, .flags = CL_MEM_READ_WRITE, .size = bytes});
+  append_frame<WriteBuffer>(input, sequence++, {.queue = queue, .mem = b, .size = bytes, .tail = {.event = written}});
+  append_frame<FillBuffer>(input, sequence++,
+                           {.queue = queue, .mem = c, .pattern = Bytes(4, std::byte{1}), .size = bytes});
+  append_frame<CreateProgramWithSource>(input, sequence++, {.id = program, .context = context, .source = kernel_source});
+  append_frame<BuildProgram>(input, sequence++, {.program = program, .options = "-cl-fast-relaxed-math"});
+  append_frame<GetInfo>(input, sequence++,
+                        {.family = InfoFamily::program_build, .object = program, .device = device,
+                         .param = CL_PROGRAM_BUILD_LOG});
+  append_frame<CreateKernel>(input, sequence++, {.id = kernel, .program = program, .name = "add"});
+  const ObjectId args[] = {a, b, c};
+  for (uint32_t index = 0; index < 3; ++index)
+    append_frame<SetKernelArg>(input, sequence++,
+                               {.kernel = kernel, .index = index, .kind = ArgKind::mem_object, .size = sizeof(cl_mem),
+                                .object = args[index]});
+  append_frame<GetInfo>(input, sequence++,
+                        {.family = InfoFamily::kernel_work_group, .object = kernel, .device = device,
+                         .param = CL_KERNEL_WORK_GROUP_SIZE});
+  append_frame<EnqueueNDRangeKernel>(input, sequence++,
+                                     {.queue = queue, .kernel = kernel, .work_dim = 1, .global_size = {1024},
+                                      .local_size = {64}, .tail = {.wait_list = {written}, .event = done}});
+  append_frame<CopyBuffer>(input, sequence++, {.queue = queue, .source = c, .destination = a, .size = bytes});
+  append_frame<EnqueueMarker>(input, sequence++, {.queue = queue, .barrier = true});
+  append_frame<ReadBuffer>(input, sequence++, {.queue = queue, .mem = c, .size = bytes, .tail = {.wait_list = {done}}});
+  append_frame<WaitForEvents>(input, sequence++, {.events = {done}});
+  append_frame<GetInfo>(input, sequence++,
+                        {.family = InfoFamily::event_profiling, .object = done, .param = CL_PROFILING_COMMAND_END});
+  append_frame<GetProgramBinaries>(input, sequence++, {.program = program});
+  append_frame<Flush>(input, sequence++, {.queue = queue});
+  append_frame<Finish>(input, sequence++, {.queue = queue});
+  for (auto [kind, id] : {std::pair{ObjectKind::event, done}, {ObjectKind::kernel, kernel},
+                          {ObjectKind::program, program}, {ObjectKind::mem, a}})
+    append_frame<Release>(input, sequence++, {.kind = kind, .id = id});
+  append_frame<Goodbye>(input, sequence++, {});
+  return input;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: fuzz-corpus DECODERS_DIR SESSION_DIR\n");
+    return 2;
+  }
+  const std::filesystem::path decoders = argv[1], session = argv[2];
+  std::filesystem::create_directories(decoders);
+  std::filesystem::create_directories(session);
+  const auto& types = fuzz::decodable_types();
+  for (size_t i = 0; i < types.size(); ++i) {
+    Bytes input{static_cast<std::byte>(i)};
+    const Bytes sample = types[i].sample();
+    input.insert(input.end(), sample.begin(), sample.end());
+    write_file(decoders / types[i].name, input);
+  }
+  write_file(session / "whole-session", whole_session());
+  for_each_message([&]<class M>() {
+    typename M::Request request{};
+    samples::fill(request, 1);
+    Bytes input;
+    append_frame<M>(input, 1, request);
+    write_file(session / M::message_name, input);
+  });
+  return 0;
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of a -Dfuzz=true build for a bounded time, from the seed corpus
+# that fuzz-corpus encodes from the message table, and fails on any finding.
+#
+#   run-fuzzers.sh BUILD_DIR [SECONDS_PER_TARGET]   (default 60)
+#
+# FUZZ_WORK_DIR keeps the grown corpora and any crash inputs (default: a temporary directory).
+set -euo pipefail
+build=$(cd "$1" && pwd)
+seconds=${2:-60}
+fuzz=$build/tests/fuzz
+work=${FUZZ_WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hivecl-fuzz.XXXXXX")}
+mkdir -p "$work"
+"$fuzz/fuzz-corpus" "$work/seed-decoders" "$work/seed-session"
+# PoCL and Open MPI keep memory for the life of the process: their leaks are not findings.
+export LSAN_OPTIONS=suppressions=$(cd "$(dirname "$0")/.." && pwd)/sanitizer/lsan.supp:print_suppressions=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The session target runs the native OpenCL: it must see the native platform only.
+export OCL_ICD_VENDORS=/etc/OpenCL/vendors
+status=0
+for target in decoders session; do
+  mkdir -p "$work/corpus-$target" "$work/crashes-$target"
+  echo "== fuzz-$target for $seconds s"
+  if ! "$fuzz/fuzz-$target" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
+      -artifact_prefix="$work/crashes-$target/" "$work/corpus-$target" "$work/seed-$target" \
+      >"$work/fuzz-$target.log" 2>&1; then
+    status=1
+    tail -60 "$work/fuzz-$target.log"
+  fi
+  grep -E "^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)" "$work/fuzz-$target.log"
+  echo "findings: $(ls "$work/crashes-$target" | wc -l)"
+done
+[ -n "${FUZZ_WORK_DIR:-}" ] || rm -rf "$work"
+exit $status
