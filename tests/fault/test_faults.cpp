@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "icd/objects.hpp"
 
 extern char** environ;
 
@@ -130,7 +131,73 @@ void work_once() {
   clReleaseContext(context);
 }
 
+// Runs a program to its end; its exit status and standard output.
+std::pair<int, std::string> run_program(const std::vector<std::string>& arguments) {
+  std::string command;
+  for (const auto& argument : arguments) command += argument + " ";
+  FILE* output = ::popen(command.c_str(), "r");
+  REQUIRE(output);
+  std::string text;
+  char line[512];
+  while (std::fgets(line, sizeof line, output)) text += line;
+  const int status = ::pclose(output);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
 }  // namespace
+
+// Client B (guessing-client, another process with its own session) tries this session's
+// ids and their neighbours through forged handles; every attempt must be refused and
+// nothing here may change.
+TEST_CASE("a client cannot use, read or release another session's objects", "[fault][isolation]") {
+  // Ids above any that the other client will own, so that no guess lands on its own objects.
+  Setup padding;
+  std::vector<cl_mem> filler;
+  cl_int status = CL_SUCCESS;
+  for (int i = 0; i < 40; ++i) filler.push_back(clCreateBuffer(padding.context, CL_MEM_READ_WRITE, 16, nullptr, &status));
+  const Setup setup;
+  std::vector<int> original(256);
+  for (size_t i = 0; i < original.size(); ++i) original[i] = static_cast<int>(i);
+  const size_t bytes = original.size() * sizeof(int);
+  cl_mem buffer = clCreateBuffer(setup.context, CL_MEM_COPY_HOST_PTR, bytes, original.data(), &status);
+  REQUIRE(status == CL_SUCCESS);
+  const char* source = "__kernel void twice(__global int* data) { data[get_global_id(0)] *= 2; }";
+  cl_program program = clCreateProgramWithSource(setup.context, 1, &source, nullptr, &status);
+  REQUIRE(clBuildProgram(program, 1, &setup.device, nullptr, nullptr, nullptr) == CL_SUCCESS);
+  cl_kernel kernel = clCreateKernel(program, "twice", &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_event event = nullptr;
+  REQUIRE(clEnqueueMarkerWithWaitList(setup.queue, 0, nullptr, &event) == CL_SUCCESS);
+  REQUIRE(clFinish(setup.queue) == CL_SUCCESS);
+
+  const auto [exit_status, output] = run_program(
+      {GUESSING_CLIENT_PATH, std::to_string(setup.context->id), std::to_string(setup.queue->id),
+       std::to_string(buffer->id), std::to_string(program->id), std::to_string(kernel->id), std::to_string(event->id)});
+  INFO(output);
+  CHECK(exit_status == 0);
+  CHECK(output.find("rejected ") != std::string::npos);
+
+  // Everything here still works and holds what it held.
+  std::vector<int> read(original.size());
+  REQUIRE(clEnqueueReadBuffer(setup.queue, buffer, CL_TRUE, 0, bytes, read.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+  CHECK(read == original);
+  REQUIRE(clSetKernelArg(kernel, 0, sizeof buffer, &buffer) == CL_SUCCESS);
+  const size_t global = original.size();
+  REQUIRE(clEnqueueNDRangeKernel(setup.queue, kernel, 1, nullptr, &global, nullptr, 1, &event, nullptr) == CL_SUCCESS);
+  REQUIRE(clEnqueueReadBuffer(setup.queue, buffer, CL_TRUE, 0, bytes, read.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+  for (size_t i = 0; i < read.size(); ++i) CHECK(read[i] == 2 * original[i]);
+  size_t log_size = 0;
+  CHECK(clGetProgramBuildInfo(program, setup.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_size) == CL_SUCCESS);
+  CHECK(clReleaseEvent(event) == CL_SUCCESS);
+  CHECK(clReleaseKernel(kernel) == CL_SUCCESS);
+  CHECK(clReleaseProgram(program) == CL_SUCCESS);
+  CHECK(clReleaseMemObject(buffer) == CL_SUCCESS);
+  for (cl_mem mem : filler) clReleaseMemObject(mem);
+  clReleaseCommandQueue(padding.queue);
+  clReleaseContext(padding.context);
+  CHECK(clReleaseCommandQueue(setup.queue) == CL_SUCCESS);
+  CHECK(clReleaseContext(setup.context) == CL_SUCCESS);
+}
 
 TEST_CASE("a client killed while holding objects has them all released", "[fault][client-death]") {
   const size_t before = released_sessions();
