@@ -278,3 +278,50 @@ TEST_CASE("a proxy killed under a client fails its calls within the peer timeout
   CHECK(clReleaseCommandQueue(write_queue) == CL_SUCCESS);
   CHECK(clReleaseContext(context) == CL_SUCCESS);
 }
+
+// The cluster of this test runs with session_max_memory_bytes = 1 MiB and
+// session_max_objects = 12 (tests/meson.build).
+TEST_CASE("a session's caps give the spec's errors and released objects give their budget back", "[limits]") {
+  const Setup setup;  // a context and a queue: 2 objects
+  cl_int status = CL_SUCCESS;
+  const size_t half = 512u << 10;
+  cl_mem first = clCreateBuffer(setup.context, CL_MEM_READ_WRITE, half, nullptr, &status);
+  CHECK(status == CL_SUCCESS);
+  cl_mem second = clCreateBuffer(setup.context, CL_MEM_READ_WRITE, half, nullptr, &status);
+  CHECK(status == CL_SUCCESS);
+  CHECK(clCreateBuffer(setup.context, CL_MEM_READ_WRITE, 1, nullptr, &status) == nullptr);
+  CHECK(status == CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  std::vector<char> data(half, 3);
+  CHECK(clCreateBuffer(setup.context, CL_MEM_COPY_HOST_PTR, data.size(), data.data(), &status) == nullptr);
+  CHECK(status == CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  REQUIRE(clReleaseMemObject(first) == CL_SUCCESS);
+  cl_mem third = clCreateBuffer(setup.context, CL_MEM_COPY_HOST_PTR, data.size(), data.data(), &status);
+  REQUIRE(status == CL_SUCCESS);
+  std::vector<char> read(half);
+  REQUIRE(clEnqueueReadBuffer(setup.queue, third, CL_TRUE, 0, half, read.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+  CHECK(read == data);
+
+  // Objects: 4 held so far; programs (no device memory) up to the cap of 12.
+  const char* source = "__kernel void k(void) {}";
+  std::vector<cl_program> programs;
+  for (int i = 0; i < 8; ++i) {
+    programs.push_back(clCreateProgramWithSource(setup.context, 1, &source, nullptr, &status));
+    CHECK(status == CL_SUCCESS);
+  }
+  CHECK(clCreateProgramWithSource(setup.context, 1, &source, nullptr, &status) == nullptr);
+  CHECK(status == CL_OUT_OF_RESOURCES);
+  CHECK(clEnqueueMarkerWithWaitList(setup.queue, 0, nullptr, nullptr) == CL_SUCCESS);  // no event: no object
+  cl_event event = nullptr;
+  CHECK(clEnqueueMarkerWithWaitList(setup.queue, 0, nullptr, &event) == CL_OUT_OF_RESOURCES);
+  REQUIRE(clReleaseProgram(programs.back()) == CL_SUCCESS);
+  programs.pop_back();
+  CHECK(clEnqueueMarkerWithWaitList(setup.queue, 0, nullptr, &event) == CL_SUCCESS);
+  CHECK(clWaitForEvents(1, &event) == CL_SUCCESS);
+
+  CHECK(clReleaseEvent(event) == CL_SUCCESS);
+  for (cl_program program : programs) CHECK(clReleaseProgram(program) == CL_SUCCESS);
+  CHECK(clReleaseMemObject(second) == CL_SUCCESS);
+  CHECK(clReleaseMemObject(third) == CL_SUCCESS);
+  CHECK(clReleaseCommandQueue(setup.queue) == CL_SUCCESS);
+  CHECK(clReleaseContext(setup.context) == CL_SUCCESS);
+}
