@@ -5,6 +5,7 @@
 #include "icd/cluster.hpp"
 #include "log.hpp"
 #include "transport/rendezvous.hpp"
+#include "transport/secret.hpp"
 #include "transport/watchdog.hpp"
 
 namespace hivecl::icd {
@@ -52,10 +53,17 @@ void Connection::connect() {
   };
   if (!cluster_.wait_mpi()) fail("MPI could not be initialised");
   const Config& config = cluster_.config();
+  Bytes secret;
+  if (!config.secret_file.empty()) {
+    std::string why;
+    auto loaded = transport::load_secret(config.secret_file, why);
+    if (!loaded) fail(why);
+    secret = std::move(*loaded);
+  }
   // The watchdog first: connecting over MPI to a port nobody serves never returns.
   auto watchdog = transport::WatchdogConnection::open(record_.watchdog_hosts, record_.watchdog_port,
-                                                      config.connect_timeout, config.peer_timeout);
-  if (!watchdog) fail("its watchdog does not answer (is it running?)");
+                                                      config.connect_timeout, config.peer_timeout, secret);
+  if (!watchdog) fail("its watchdog does not answer (is it running?) or refused this client");
   MPI_Comm comm = MPI_COMM_NULL;
   if (MPI_Comm_connect(record_.mpi_port.c_str(), MPI_INFO_NULL, 0, cluster_.connect_comm(), &comm) != MPI_SUCCESS)
     fail("MPI_Comm_connect failed");

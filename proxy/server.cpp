@@ -12,6 +12,7 @@
 #include "log.hpp"
 #include "proxy/session.hpp"
 #include "transport/rendezvous.hpp"
+#include "transport/secret.hpp"
 
 extern char** environ;
 
@@ -37,7 +38,18 @@ protocol::ProxyRecord Server::make_record() const {
 
 int Server::run() {
   engine_.start({.spin = config_.poll_spin, .max_message_bytes = config_.max_message_bytes});
-  if (!watchdog_.start(config_.peer_timeout, [this](uint32_t number) { lose_session(number); })) return 1;
+  std::optional<protocol::Bytes> secret;
+  if (!config_.secret_file.empty()) {
+    std::string why;
+    secret = transport::load_secret(config_.secret_file, why);
+    if (!secret) {
+      log::error(why, ": not serving");
+      return 1;
+    }
+    log::info("clients must prove the shared secret of ", config_.secret_file);
+  }
+  if (!watchdog_.start(config_.peer_timeout, [this](uint32_t number) { lose_session(number); }, std::move(secret)))
+    return 1;
   char port[MPI_MAX_PORT_NAME] = {};
   if (MPI_Open_port(MPI_INFO_NULL, port) != MPI_SUCCESS) {
     log::error("MPI_Open_port failed");

@@ -13,6 +13,11 @@ build=$(cd "$1" && pwd); shift
 cluster=$build/proxy/hivecl-cluster
 HIVECL_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/hivecl-test.XXXXXX")
 export HIVECL_CLUSTER_DIR
+# HIVECL_TEST_SECRET=TEXT: the cluster and the command share a secret of that text.
+if [ -n "${HIVECL_TEST_SECRET:-}" ]; then
+  (umask 077 && printf '%s\n' "$HIVECL_TEST_SECRET" >"$HIVECL_CLUSTER_DIR/secret")
+  export HIVECL_SECRET_FILE=$HIVECL_CLUSTER_DIR/secret
+fi
 native_platform=${HIVECL_TEST_NATIVE_PLATFORM:-Portable Computing Language}
 native_icd=${HIVECL_TEST_NATIVE_ICD:-libpocl.so.2}
 export HIVECL_TEST_NATIVE_PLATFORM=$native_platform

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "log.hpp"
+#include "transport/secret.hpp"
 
 namespace hivecl::transport {
 
@@ -134,9 +135,10 @@ std::vector<std::string> local_addresses() {
 
 WatchdogServer::~WatchdogServer() { stop(); }
 
-bool WatchdogServer::start(std::chrono::milliseconds peer_timeout, OnLost on_lost) {
+bool WatchdogServer::start(std::chrono::milliseconds peer_timeout, OnLost on_lost, std::optional<Bytes> secret) {
   peer_timeout_ = peer_timeout;
   on_lost_ = std::move(on_lost);
+  secret_ = std::move(secret);
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -161,6 +163,8 @@ void WatchdogServer::stop() {
   }
   wake();
   thread_.join();
+  for (auto& challenge : challenged_) close_fd(challenge.fd);
+  challenged_.clear();
   for (auto& [token, pending] : unclaimed_) close_fd(pending.fd);
   for (auto& [key, fd] : claimed_) close_fd(fd);
   unclaimed_.clear();
@@ -195,13 +199,58 @@ void WatchdogServer::release(uint32_t key) {
   wake();
 }
 
+namespace {
+
+Bytes random_bytes(size_t size) {
+  Bytes bytes(size);
+  if (::getrandom(bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size())) bytes.clear();
+  return bytes;
+}
+
+std::string peer_address(const sockaddr_in& address) {
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &address.sin_addr, text, sizeof text);
+  return std::string(text) + ":" + std::to_string(ntohs(address.sin_port));
+}
+
+}  // namespace
+
 void WatchdogServer::accept_one() {
-  int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  sockaddr_in address{};
+  socklen_t length = sizeof address;
+  int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length, SOCK_CLOEXEC);
   if (fd < 0) return;
   set_peer_timeout(fd, peer_timeout_);
-  Bytes token(watchdog_token_bytes);
-  if (::getrandom(token.data(), token.size(), 0) != static_cast<ssize_t>(token.size()) ||
-      !write_all(fd, token.data(), token.size())) {
+  Bytes nonce = random_bytes(auth_nonce_bytes);
+  if (nonce.empty() || !write_all(fd, nonce.data(), nonce.size())) {
+    close_fd(fd);
+    return;
+  }
+  challenged_.push_back(Challenge{fd, Clock::now(), peer_address(address), std::move(nonce), {}});
+}
+
+bool WatchdogServer::read_answer(Challenge& challenge) {
+  std::byte buffer[auth_answer_bytes];
+  const ssize_t n = ::recv(challenge.fd, buffer, auth_answer_bytes - challenge.answer.size(), MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+  if (n <= 0) {
+    close_fd(challenge.fd);
+    return false;
+  }
+  challenge.answer.insert(challenge.answer.end(), buffer, buffer + n);
+  if (challenge.answer.size() < auth_answer_bytes) return true;
+  if (secret_ && !auth_answer_matches(auth_answer(*secret_, challenge.nonce), challenge.answer)) {
+    log::warn("watchdog: refused the client at ", challenge.peer, ": wrong or missing shared secret");
+    close_fd(challenge.fd);
+    return false;
+  }
+  admit(challenge.fd);
+  return false;
+}
+
+void WatchdogServer::admit(int fd) {
+  const Bytes token = random_bytes(watchdog_token_bytes);
+  if (token.empty() || !write_all(fd, token.data(), token.size())) {
     close_fd(fd);
     return;
   }
@@ -209,33 +258,52 @@ void WatchdogServer::accept_one() {
   unclaimed_[token] = Pending{fd, Clock::now()};
 }
 
+// A client that connected but never answered, or never said Hello, within the timeout is dropped.
+void WatchdogServer::drop_stale() {
+  const auto stale = [&](Clock::time_point since) { return Clock::now() - since > peer_timeout_ * 2; };
+  std::erase_if(challenged_, [&](Challenge& challenge) {
+    if (!stale(challenge.since)) return false;
+    log::info("watchdog: the client at ", challenge.peer, " did not answer the challenge");
+    close_fd(challenge.fd);
+    return true;
+  });
+  std::lock_guard lock(mutex_);
+  for (auto it = unclaimed_.begin(); it != unclaimed_.end();) {
+    if (!stale(it->second.since)) {
+      ++it;
+      continue;
+    }
+    close_fd(it->second.fd);
+    it = unclaimed_.erase(it);
+  }
+}
+
 void WatchdogServer::run() {
   while (true) {
+    drop_stale();
     std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
+    for (const auto& challenge : challenged_) fds.push_back({challenge.fd, POLLIN, 0});
+    const size_t first_claimed = fds.size();
     std::vector<uint32_t> keys;
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
-      // A client that connected but never said Hello within the timeout is dropped.
-      for (auto it = unclaimed_.begin(); it != unclaimed_.end();) {
-        if (Clock::now() - it->second.since <= peer_timeout_ * 2) {
-          ++it;
-          continue;
-        }
-        close_fd(it->second.fd);
-        it = unclaimed_.erase(it);
-      }
       for (auto& [key, fd] : claimed_) {
         fds.push_back({fd, POLLIN, 0});
         keys.push_back(key);
       }
     }
     if (::poll(fds.data(), fds.size(), static_cast<int>(peer_timeout_.count())) < 0 && errno != EINTR) return;
-    if (fds[0].revents & POLLIN) accept_one();
     if (fds[1].revents & POLLIN) drain_pipe(wake_pipe_[0]);
-    for (size_t i = 2; i < fds.size(); ++i) {
+    // Settled challenges leave the list; accept_one appends after this.
+    std::vector<Challenge> waiting;
+    for (size_t i = 0; i < challenged_.size(); ++i)
+      if (!fds[2 + i].revents || read_answer(challenged_[i])) waiting.push_back(std::move(challenged_[i]));
+    challenged_ = std::move(waiting);
+    if (fds[0].revents & POLLIN) accept_one();
+    for (size_t i = first_claimed; i < fds.size(); ++i) {
       if (!fds[i].revents || !connection_broken(fds[i].fd)) continue;
-      const uint32_t key = keys[i - 2];
+      const uint32_t key = keys[i - first_claimed];
       {
         std::lock_guard lock(mutex_);
         const auto it = claimed_.find(key);
@@ -252,18 +320,27 @@ void WatchdogServer::run() {
 
 std::optional<WatchdogConnection> WatchdogConnection::open(const std::vector<std::string>& hosts, uint16_t port,
                                                            std::chrono::milliseconds timeout,
-                                                           std::chrono::milliseconds peer_timeout) {
+                                                           std::chrono::milliseconds peer_timeout,
+                                                           const Bytes& secret) {
   const auto deadline = Clock::now() + timeout;
   for (const auto& host : hosts) {
     int fd = connect_with_timeout(host, port, deadline);
     if (fd < 0) continue;
+    Bytes nonce(auth_nonce_bytes);
+    if (!read_exactly(fd, nonce.data(), nonce.size(), deadline)) {
+      close_fd(fd);
+      continue;
+    }
+    const Bytes answer = auth_answer(secret, nonce);
     Bytes token(watchdog_token_bytes);
-    if (read_exactly(fd, token.data(), token.size(), deadline)) {
+    if (write_all(fd, answer.data(), answer.size()) && read_exactly(fd, token.data(), token.size(), deadline)) {
       set_peer_timeout(fd, peer_timeout);
       log::debug("watchdog: connected to ", host, ":", port);
       return WatchdogConnection(fd, std::move(token));
     }
     close_fd(fd);
+    log::error("the proxy at ", host, ":", port, " refused this client: wrong or missing shared secret (secret_file)");
+    return std::nullopt;
   }
   return std::nullopt;
 }

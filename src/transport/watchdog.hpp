@@ -2,8 +2,10 @@
 // proxy it uses; nothing flows on it but a token at the start. When either process
 // dies the kernel closes the connection and the other side sees it at once; when a
 // whole node vanishes, TCP keepalive and the user timeout notice it within the
-// configured peer timeout. The token (sent by the proxy when the socket is
-// accepted, echoed by the client in its MPI Hello) ties the socket to the session.
+// configured peer timeout. At the start the proxy challenges the client to prove
+// the cluster's shared secret (secret.hpp; without one configured, any answer
+// passes), then sends a token, which the client echoes in its MPI Hello: it ties
+// the socket to the session, and only a client that passed the challenge has one.
 #pragma once
 
 #include <chrono>
@@ -33,7 +35,8 @@ class WatchdogServer {
   ~WatchdogServer();
 
   // Listens on every address, on an ephemeral port; on_lost runs in the watchdog thread.
-  bool start(std::chrono::milliseconds peer_timeout, OnLost on_lost);
+  // With a secret, only clients that prove it get a token.
+  bool start(std::chrono::milliseconds peer_timeout, OnLost on_lost, std::optional<protocol::Bytes> secret = {});
   void stop();
   uint16_t port() const { return port_; }
   // Ties the connection that received `token` to `key`; false if no such connection waits.
@@ -46,12 +49,26 @@ class WatchdogServer {
     int fd;
     std::chrono::steady_clock::time_point since;
   };
+  // A connection whose answer to the challenge has not all arrived (watchdog thread only).
+  struct Challenge {
+    int fd;
+    std::chrono::steady_clock::time_point since;
+    std::string peer;
+    protocol::Bytes nonce;
+    protocol::Bytes answer;
+  };
   void run();
   void accept_one();
+  // Reads what arrived of a challenge's answer; false once the challenge is settled.
+  bool read_answer(Challenge& challenge);
+  void admit(int fd);
+  void drop_stale();
   void wake();
 
   std::chrono::milliseconds peer_timeout_{5000};
   OnLost on_lost_;
+  std::optional<protocol::Bytes> secret_;
+  std::vector<Challenge> challenged_;
   int listen_fd_ = -1;
   int wake_pipe_[2] = {-1, -1};
   uint16_t port_ = 0;
@@ -66,10 +83,12 @@ class WatchdogServer {
 // over MPI to a dead port hangs for ever; a refused TCP connection says so at once).
 class WatchdogConnection {
  public:
-  // Tries each host in turn; nullopt when none answers with a token within `timeout`.
+  // Tries each host in turn, answering the proxy's challenge with `secret` (empty: none);
+  // nullopt when none answers with a token within `timeout`, or the proxy refused the answer.
   static std::optional<WatchdogConnection> open(const std::vector<std::string>& hosts, uint16_t port,
                                                 std::chrono::milliseconds timeout,
-                                                std::chrono::milliseconds peer_timeout);
+                                                std::chrono::milliseconds peer_timeout,
+                                                const protocol::Bytes& secret = {});
   WatchdogConnection(WatchdogConnection&& other) noexcept;
   WatchdogConnection& operator=(WatchdogConnection&& other) noexcept;
   WatchdogConnection(const WatchdogConnection&) = delete;

@@ -1,5 +1,6 @@
 // A HiveCL client for the fault tests to kill. It prints "ready <objects>" once its
-// objects exist, then either holds them ("hold") or moves data without end ("transfer").
+// objects exist, then either holds them ("hold"), moves data without end ("transfer"),
+// or exits ("probe": can this client work at all?).
 #include <CL/cl.h>
 #include <unistd.h>
 
@@ -19,7 +20,8 @@ int fail(const char* what, cl_int status) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool transfer = argc > 1 && std::strcmp(argv[1], "transfer") == 0;
+  if (argc != 2) return 2;
+  const bool transfer = std::strcmp(argv[1], "transfer") == 0;
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;
   cl_int status = clGetPlatformIDs(1, &platform, nullptr);
@@ -44,6 +46,7 @@ int main(int argc, char** argv) {
   // context, queue, three buffers, program, kernel, event
   std::printf("ready 8\n");
   std::fflush(stdout);
+  if (std::strcmp(argv[1], "probe") == 0) return 0;
   std::vector<char> data(size, 1);
   while (true) {
     if (!transfer) {

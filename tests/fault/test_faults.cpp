@@ -325,3 +325,40 @@ TEST_CASE("a session's caps give the spec's errors and released objects give the
   CHECK(clReleaseCommandQueue(setup.queue) == CL_SUCCESS);
   CHECK(clReleaseContext(setup.context) == CL_SUCCESS);
 }
+
+// The cluster of this test requires a shared secret (HIVECL_TEST_SECRET, tests/meson.build),
+// which this process knows; fault-client probes with other secret files.
+TEST_CASE("with a shared secret, only clients that prove it get a session", "[auth]") {
+  work_once();
+  const auto write_secret = [&](const std::string& name, const std::string& text, std::filesystem::perms perms) {
+    const std::string path = cluster_dir() + "/" + name;
+    std::ofstream(path) << text << "\n";
+    std::filesystem::permissions(path, perms);
+    return path;
+  };
+  const auto owner_only = std::filesystem::perms::owner_read | std::filesystem::perms::owner_write;
+  const std::string right = std::getenv("HIVECL_TEST_SECRET");
+  const std::string wrong = write_secret("wrong-secret", "not " + right, owner_only);
+  const std::string exposed =
+      write_secret("exposed-secret", right, owner_only | std::filesystem::perms::group_read | std::filesystem::perms::others_read);
+  const auto probe = [](const std::string& secret_file) {
+    return run_program({"HIVECL_SECRET_FILE=" + secret_file, FAULT_CLIENT_PATH, "probe", "2>&1"});
+  };
+  const std::string refused = "clCreateContext failed (" + std::to_string(CL_DEVICE_NOT_AVAILABLE) + ")";
+  for (const std::string& secret_file : {wrong, std::string(), exposed}) {
+    INFO("secret_file '" << secret_file << "'");
+    const auto [exit_status, output] = probe(secret_file);
+    CHECK(exit_status != 0);
+    CHECK(output.find(refused) != std::string::npos);
+  }
+  // The exposed file is refused by the client itself: two refusals reached the proxy.
+  const std::string log = proxy_log();
+  size_t refusals = 0;
+  for (size_t at = log.find("wrong or missing shared secret"); at != std::string::npos;
+       at = log.find("wrong or missing shared secret", at + 1))
+    ++refusals;
+  CHECK(refusals == 2);
+  CHECK(probe(cluster_dir() + "/secret").first == 0);
+  CHECK(::kill(proxy_pid(), 0) == 0);
+  work_once();
+}
