@@ -1,16 +1,25 @@
 // A HiveCL client for the fault tests to kill. It prints "ready <objects>" once its
 // objects exist, then either holds them ("hold"), moves data without end ("transfer"),
-// or exits ("probe": can this client work at all?).
+// runs a kernel of some seconds ("kernel"), holds 400 more buffers of 256 KiB and
+// 400 events ("many"), or exits ("probe": can this client work at all?).
 #include <CL/cl.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
 
-const char* source = "__kernel void twice(__global int* data) { data[get_global_id(0)] *= 2; }";
+const char* source =
+    "__kernel void twice(__global int* data) { data[get_global_id(0)] *= 2; }\n"
+    // A chain of dependent steps the compiler cannot shorten: seconds of work for 2 cores.
+    "__kernel void spin(__global int* data, int steps) {\n"
+    "  int x = data[get_global_id(0)];\n"
+    "  for (int i = 0; i < steps; ++i) x = x * 1103515245 + data[(x >> 8) & 15];\n"
+    "  data[get_global_id(0)] = x;\n"
+    "}\n";
 
 int fail(const char* what, cl_int status) {
   std::fprintf(stderr, "fault-client: %s failed (%d)\n", what, status);
@@ -46,7 +55,29 @@ int main(int argc, char** argv) {
   // context, queue, three buffers, program, kernel, event
   std::printf("ready 8\n");
   std::fflush(stdout);
-  if (std::strcmp(argv[1], "probe") == 0) return 0;
+  const std::string mode = argv[1];
+  if (mode == "probe") return 0;
+  if (mode == "kernel") {
+    cl_kernel spin = clCreateKernel(program, "spin", &status);
+    const cl_int steps = 100'000'000;
+    clSetKernelArg(spin, 0, sizeof buffers[0], &buffers[0]);
+    clSetKernelArg(spin, 1, sizeof steps, &steps);
+    const size_t global = 16;
+    if ((status = clEnqueueNDRangeKernel(queue, spin, 1, nullptr, &global, nullptr, 0, nullptr, nullptr)) != CL_SUCCESS)
+      return fail("clEnqueueNDRangeKernel", status);
+    clFlush(queue);
+    std::printf("running\n");
+    std::fflush(stdout);
+  }
+  if (mode == "many") {
+    for (int i = 0; i < 400; ++i) {
+      clCreateBuffer(context, CL_MEM_READ_WRITE, 256u << 10, nullptr, &status);
+      clEnqueueMarkerWithWaitList(queue, 0, nullptr, &event);
+    }
+    clFinish(queue);
+    std::printf("holding\n");
+    std::fflush(stdout);
+  }
   std::vector<char> data(size, 1);
   while (true) {
     if (!transfer) {

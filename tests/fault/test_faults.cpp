@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -37,6 +38,13 @@ std::string proxy_log() {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+size_t count_in_proxy_log(const std::string& text) {
+  const std::string log = proxy_log();
+  size_t count = 0;
+  for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++count;
+  return count;
+}
+
 // Records are named <node>-<pid>.proxy.
 pid_t proxy_pid() {
   for (const auto& entry : std::filesystem::directory_iterator(cluster_dir() + "/proxies")) {
@@ -65,11 +73,15 @@ struct FaultClient {
     posix_spawn_file_actions_destroy(&actions);
     ::close(pipe_fds[1]);
     output = ::fdopen(pipe_fds[0], "r");
-    // Other lines may come first (notices Open MPI prints on some machines).
+    wait_for("ready");
+  }
+  // Reads its output up to a line starting with `word`. Other lines may come first
+  // (notices Open MPI prints on some machines).
+  void wait_for(const std::string& word) {
     char line[512] = {};
-    bool ready = false;
-    while (!ready && std::fgets(line, sizeof line, output)) ready = std::string(line).starts_with("ready");
-    REQUIRE(ready);
+    bool seen = false;
+    while (!seen && std::fgets(line, sizeof line, output)) seen = std::string(line).starts_with(word);
+    REQUIRE(seen);
   }
   void kill() {
     ::kill(pid, SIGKILL);
@@ -83,13 +95,7 @@ struct FaultClient {
 };
 
 // How many sessions of a fault-client (8 objects) the proxy has released, by its log.
-size_t released_sessions() {
-  const std::string log = proxy_log();
-  const std::string line = " ended: released 8 objects";
-  size_t count = 0;
-  for (size_t at = log.find(line); at != std::string::npos; at = log.find(line, at + 1)) ++count;
-  return count;
-}
+size_t released_sessions() { return count_in_proxy_log(" ended: released 8 objects"); }
 
 void expect_session_released(size_t released_before) {
   const auto deadline = Clock::now() + 10s;
@@ -115,20 +121,36 @@ struct Setup {
   }
 };
 
-// One round of real work through the proxy, checked.
-void work_once() {
-  const Setup setup;
-  const cl_context context = setup.context;
-  const cl_command_queue queue = setup.queue;
-  cl_int status = CL_SUCCESS;
-  std::vector<int> in(1000, 7), out(1000, 0);
+// One round of real work through the proxy; false on any error or wrong result. Makes no
+// Catch2 assertion, so that other threads may run it.
+bool work_correctly(int seed = 7) {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  cl_int status = clGetPlatformIDs(1, &platform, nullptr);
+  status |= clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
+  if (status != CL_SUCCESS) return false;
+  cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
+  std::vector<int> in(1000, seed), out(1000, 0);
   cl_mem buffer = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, in.size() * sizeof(int), in.data(), &status);
-  REQUIRE(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, out.size() * sizeof(int), out.data(), 0, nullptr, nullptr) ==
-          CL_SUCCESS);
-  CHECK(out == in);
+  if (status == CL_SUCCESS)
+    status = clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, out.size() * sizeof(int), out.data(), 0, nullptr, nullptr);
   clReleaseMemObject(buffer);
   clReleaseCommandQueue(queue);
   clReleaseContext(context);
+  return status == CL_SUCCESS && out == in;
+}
+
+void work_once() { CHECK(work_correctly()); }
+
+// The proxy's resident memory (it runs on this node).
+size_t proxy_rss_kib() {
+  std::ifstream status("/proc/" + std::to_string(proxy_pid()) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.starts_with("VmRSS:")) return std::stoul(line.substr(6));
+  FAIL("no VmRSS for the proxy");
+  return 0;
 }
 
 // Runs a program to its end; its exit status and standard output.
@@ -215,6 +237,41 @@ TEST_CASE("a client killed in the middle of transfers does not disturb the proxy
   expect_session_released(before);
   CHECK(::kill(proxy_pid(), 0) == 0);
   work_once();
+}
+
+TEST_CASE("clients killed mid-kernel and holding many objects are released while another works",
+          "[fault][client-death]") {
+  std::atomic<bool> stop{false};
+  auto other = std::async(std::launch::async, [&] {
+    std::pair<int, int> rounds_and_failures{0, 0};
+    for (int seed = 0; !stop; ++seed, ++rounds_and_failures.first)
+      if (!work_correctly(seed)) ++rounds_and_failures.second;
+    return rounds_and_failures;
+  });
+  size_t rss_after_first_round = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& [mode, busy] : {std::pair{"kernel", "running"}, {"many", "holding"}}) {
+      INFO("round " << round << ", " << mode);
+      const std::string released_all = " holds 0 objects, 0 buffer bytes";
+      const size_t before = count_in_proxy_log(released_all);
+      FaultClient client(mode);
+      client.wait_for(busy);
+      client.kill();
+      // A running kernel cannot be cancelled: the session ends when it has.
+      const auto deadline = Clock::now() + 60s;
+      while (count_in_proxy_log(released_all) == before && Clock::now() < deadline) std::this_thread::sleep_for(100ms);
+      CHECK(count_in_proxy_log(released_all) == before + 1);
+    }
+    if (round == 0) rss_after_first_round = proxy_rss_kib();
+  }
+  const size_t rss_end = proxy_rss_kib();
+  stop = true;
+  const auto [rounds, failures] = other.get();
+  CHECK(rounds > 0);
+  CHECK(failures == 0);
+  // 400 buffers of 256 KiB (100 MiB) per "many" client: the later rounds must not keep any.
+  INFO("proxy RSS after round 1: " << rss_after_first_round << " KiB, at the end: " << rss_end << " KiB");
+  CHECK(rss_end < rss_after_first_round + 32 * 1024);
 }
 
 // Kills the cluster's proxy: run it in a cluster of its own (see tests/meson.build).
@@ -352,12 +409,7 @@ TEST_CASE("with a shared secret, only clients that prove it get a session", "[au
     CHECK(output.find(refused) != std::string::npos);
   }
   // The exposed file is refused by the client itself: two refusals reached the proxy.
-  const std::string log = proxy_log();
-  size_t refusals = 0;
-  for (size_t at = log.find("wrong or missing shared secret"); at != std::string::npos;
-       at = log.find("wrong or missing shared secret", at + 1))
-    ++refusals;
-  CHECK(refusals == 2);
+  CHECK(count_in_proxy_log("wrong or missing shared secret") == 2);
   CHECK(probe(cluster_dir() + "/secret").first == 0);
   CHECK(::kill(proxy_pid(), 0) == 0);
   work_once();
