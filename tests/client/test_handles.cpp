@@ -116,3 +116,24 @@ TEST_CASE("a context that the application released lives on while its buffers do
   CHECK(clReleaseMemObject(buffer) == CL_SUCCESS);
   CHECK(clRetainContext(context) == CL_INVALID_CONTEXT);
 }
+
+TEST_CASE("a NULL dispatch table and a context used after its release are rejected", "[client]") {
+  HiveCL cl;
+  struct {
+    const void* dispatch = nullptr;
+    char padding[256] = {};
+  } null_dispatch;
+  auto* fake = reinterpret_cast<void*>(&null_dispatch);
+  CHECK(clRetainContext(static_cast<cl_context>(fake)) == CL_INVALID_CONTEXT);
+  CHECK(clReleaseMemObject(static_cast<cl_mem>(fake)) == CL_INVALID_MEM_OBJECT);
+  CHECK(clFinish(static_cast<cl_command_queue>(fake)) == CL_INVALID_COMMAND_QUEUE);
+  cl_int status = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 1, &cl.device, nullptr, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  REQUIRE(clReleaseContext(context) == CL_SUCCESS);
+  CHECK(clCreateBuffer(context, 0, 64, nullptr, &status) == nullptr);
+  CHECK(status == CL_INVALID_CONTEXT);
+  CHECK(clCreateCommandQueueWithProperties(context, cl.device, nullptr, &status) == nullptr);
+  CHECK(status == CL_INVALID_CONTEXT);
+  CHECK(clReleaseContext(context) == CL_INVALID_CONTEXT);
+}
