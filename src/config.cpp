@@ -53,6 +53,7 @@ const std::map<std::string, Setter>& setters() {
          c.cluster_dir = v;
          return true;
        }},
+      {"nodes", [](Config& c, const std::string& v) { c.nodes = v; return true; }},
       {"log", [](Config& c, const std::string& v) {
          log::Level level;
          if (!log::parse_level(v, level)) return false;
@@ -110,6 +111,7 @@ bool Config::set(const std::string& key, const std::string& value) {
 std::string Config::describe() const {
   std::ostringstream text;
   text << "cluster_dir = " << cluster_dir << "\n"
+       << "nodes = " << nodes << "\n"
        << "log = " << log_level << "\n"
        << "eager_mpi_init = " << (eager_mpi_init ? "true" : "false") << "\n"
        << "peer_timeout_ms = " << peer_timeout.count() << "\n"
@@ -120,6 +122,15 @@ std::string Config::describe() const {
        << "proxy_platform = " << proxy_platform << "\n"
        << "proxy_device_type = " << proxy_device_type << "\n";
   return text.str();
+}
+
+bool Config::uses_node(const std::string& node) const {
+  if (nodes.empty()) return true;
+  std::istringstream list(nodes);
+  std::string wanted;
+  while (std::getline(list, wanted, ','))
+    if (trim(wanted) == node) return true;
+  return false;
 }
 
 Config Config::load() {

@@ -40,3 +40,13 @@ TEST_CASE("set() rejects unknown keys and bad values", "[config]") {
   CHECK_FALSE(config.set("unknown", "1"));
   CHECK(config.describe().find("log = debug") != std::string::npos);
 }
+
+TEST_CASE("the nodes setting selects the nodes whose devices a client uses", "[config]") {
+  Config config;
+  CHECK(config.uses_node("any"));  // empty: every node
+  REQUIRE(config.set("nodes", "gpu-1, gpu-3"));
+  CHECK(config.uses_node("gpu-1"));
+  CHECK(config.uses_node("gpu-3"));
+  CHECK_FALSE(config.uses_node("gpu-2"));
+  CHECK_FALSE(config.uses_node("gpu"));
+}
