@@ -1,7 +1,8 @@
 // A HiveCL client for the fault tests to kill. It prints "ready <objects>" once its
-// objects exist, then either holds them ("hold"), moves data without end ("transfer"),
-// runs a kernel of some seconds ("kernel"), holds 400 more buffers of 256 KiB and
-// 400 events ("many"), or exits ("probe": can this client work at all?).
+// objects exist, then either holds them ("hold"), holds them with a write waiting for a user
+// event it never sets ("gated"), moves data without end ("transfer"), runs a kernel of
+// some seconds ("kernel"), holds 400 more buffers of 256 KiB and 400 events ("many"), or
+// exits ("probe": can this client work at all?).
 #include <CL/cl.h>
 #include <unistd.h>
 
@@ -30,7 +31,9 @@ int fail(const char* what, cl_int status) {
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
-  const bool transfer = std::strcmp(argv[1], "transfer") == 0;
+  const std::string mode = argv[1];
+  const bool transfer = mode == "transfer";
+  const bool gated = mode == "gated";
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;
   cl_int status = clGetPlatformIDs(1, &platform, nullptr);
@@ -50,12 +53,19 @@ int main(int argc, char** argv) {
   cl_kernel kernel = clCreateKernel(program, "twice", &status);
   if (!kernel) return fail("clCreateKernel", status);
   cl_event event = nullptr;
-  clEnqueueMarkerWithWaitList(queue, 0, nullptr, &event);
-  clFinish(queue);
+  std::vector<char> data(size, 1);
+  if (gated) {
+    event = clCreateUserEvent(context, &status);
+    if (!event) return fail("clCreateUserEvent", status);
+    clEnqueueWriteBuffer(queue, buffers[0], CL_FALSE, 0, size, data.data(), 1, &event, nullptr);
+    clFlush(queue);
+  } else {
+    clEnqueueMarkerWithWaitList(queue, 0, nullptr, &event);
+    clFinish(queue);
+  }
   // context, queue, three buffers, program, kernel, event
   std::printf("ready 8\n");
   std::fflush(stdout);
-  const std::string mode = argv[1];
   if (mode == "probe") return 0;
   if (mode == "kernel") {
     cl_kernel spin = clCreateKernel(program, "spin", &status);
@@ -78,7 +88,6 @@ int main(int argc, char** argv) {
     std::printf("holding\n");
     std::fflush(stdout);
   }
-  std::vector<char> data(size, 1);
   while (true) {
     if (!transfer) {
       ::pause();
