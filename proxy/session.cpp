@@ -16,6 +16,7 @@ using transport::OpStatus;
 void Replier::send_bulk(std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) const {
   const int tag = transport::data_tag(sequence_);
   const size_t size = data->size;
+  statistics_->count_to_client(size);
   for (size_t offset = 0; offset < size; offset += chunk)
     engine_->send(link_, tag, data->data.get() + offset, std::min(chunk, size - offset),
                   [data](OpStatus, Bytes&&) {});  // the lambda keeps the data alive until sent
@@ -48,7 +49,9 @@ void Session::lose() {
   inbox_cv_.notify_one();
 }
 
-Replier Session::replier(uint64_t sequence) const { return Replier(server_.engine(), link_, sequence); }
+Replier Session::replier(uint64_t sequence) const {
+  return Replier(server_.engine(), link_, sequence, statistics_);
+}
 
 size_t Session::chunk_bytes() const { return server_.config().chunk_bytes; }
 
@@ -83,11 +86,16 @@ void Session::check_fresh(ObjectId id) const {
   if (!objects_.is_free(id)) throw ClError{CL_INVALID_VALUE};
 }
 
-void Session::add(ObjectId id, ObjectKind kind, void* native) {
-  if (!objects_.insert(id, kind, native)) throw ClError{CL_INVALID_VALUE};
-}
-
 namespace {
+
+// The device memory an object of the session holds (its size, for memory objects).
+uint64_t device_bytes(ObjectKind kind, void* native) {
+  size_t size = 0;
+  if (kind != ObjectKind::mem ||
+      clGetMemObjectInfo(static_cast<cl_mem>(native), CL_MEM_SIZE, sizeof size, &size, nullptr) != CL_SUCCESS)
+    return 0;
+  return size;
+}
 
 cl_int release_native(ObjectKind kind, void* native) {
   switch (kind) {
@@ -118,12 +126,18 @@ int teardown_rank(ObjectKind kind) {
 
 }  // namespace
 
+void Session::add(ObjectId id, ObjectKind kind, void* native) {
+  if (!objects_.insert(id, kind, native)) throw ClError{CL_INVALID_VALUE};
+  statistics_->count_object(+1, device_bytes(kind, native));
+}
+
 void Session::release(ObjectKind kind, ObjectId id) {
   const auto entry = objects_.erase(id, kind);
   if (!entry) {
-    log::warn("session ", number_, ": release of unknown object ", id);
+    log::warn("release of unknown object ", id);
     return;
   }
+  statistics_->count_object(-1, device_bytes(kind, entry->native));
   release_native(kind, entry->native);
 }
 
@@ -132,6 +146,7 @@ std::shared_ptr<HostBuffer> Session::receive_bulk(uint64_t sequence, uint64_t si
   auto transfer = transport::Transfer::receive(server_.engine(), link_, transport::data_tag(sequence),
                                                data->data.get(), size, chunk_bytes());
   if (transfer->wait() != OpStatus::done) throw ClError{peer_lost_status};
+  statistics_->count_to_proxy(size);
   return data;
 }
 
@@ -154,7 +169,7 @@ bool Session::next_frame(Bytes& frame) {
     if (greeted_) {
       inbox_cv_.wait(lock);
     } else if (inbox_cv_.wait_until(lock, deadline) == std::cv_status::timeout && inbox_.empty()) {
-      log::warn("session ", number_, ": no Hello within the connect timeout");
+      log::warn("no Hello within the connect timeout");
       return false;
     }
   }
@@ -165,6 +180,7 @@ bool Session::next_frame(Bytes& frame) {
 }
 
 void Session::work() {
+  const log::SessionScope scope(number_);
   Bytes frame;
   while (!ending_ && next_frame(frame)) handle(frame);
   teardown();
@@ -177,16 +193,17 @@ void run_message(Session& session, const FrameHeader& header, Reader& reader) {
   typename M::Request request;
   const Replier replier = session.replier(header.sequence);
   if (!decode(reader, request) || !reader.at_end()) {
-    log::warn("session ", session.number(), ": malformed ", M::message_name, " request");
+    log::warn("malformed ", M::message_name, " request");
     if constexpr (M::has_reply) replier.reply<M>(CL_INVALID_VALUE);
     return;
   }
   if (!session.greeted() && M::opcode != Opcode::Hello) {
-    log::warn("session ", session.number(), ": ", M::message_name, " before Hello; closing");
+    log::warn(M::message_name, " before Hello; closing");
     session.end();
     return;
   }
-  log::trace("session ", session.number(), ": ", M::message_name, " #", header.sequence);
+  log::trace(M::message_name, " #", header.sequence);
+  session.count_call();
   Call call{session, header.sequence};
   cl_int status = CL_SUCCESS;
   try {
@@ -214,12 +231,12 @@ void Session::handle(const Bytes& frame) {
   Reader reader(frame);
   FrameHeader header;
   if (!decode(reader, header) || header.magic != frame_magic || header.kind != FrameKind::request) {
-    log::warn("session ", number_, ": dropped a frame without a valid header");
+    log::warn("dropped a frame without a valid header");
     return;
   }
   const bool known = visit_opcode(header.opcode, [&]<class M>() { run_message<M>(*this, header, reader); });
   if (!known) {
-    log::warn("session ", number_, ": unknown opcode ", static_cast<unsigned>(header.opcode));
+    log::warn("unknown opcode ", static_cast<unsigned>(header.opcode));
     FrameHeader reply{.opcode = header.opcode, .kind = FrameKind::reply, .sequence = header.sequence,
                       .status = CL_INVALID_OPERATION};
     server_.engine().send(link_, transport::control_tag, to_bytes(reply));
@@ -236,7 +253,8 @@ void Session::teardown() {
   std::sort(objects.begin(), objects.end(),
             [](const auto& a, const auto& b) { return teardown_rank(a.second.kind) < teardown_rank(b.second.kind); });
   for (auto& [id, entry] : objects) release_native(entry.kind, entry.native);
-  log::info("session ", number_, " ended: released ", objects.size(), " objects");
+  statistics_->clear_objects();
+  log::info("disconnected: released ", objects.size(), " objects");
   finished_ = true;
 }
 
@@ -245,18 +263,18 @@ void Session::teardown() {
 Hello::Reply execute(Call& call, const Hello::Request& request) {
   if (call.session.greeted()) throw ClError{CL_INVALID_OPERATION};
   if (request.version != protocol_version) {
-    log::warn("session ", call.session.number(), ": client speaks protocol ", request.version, ", not ",
+    log::warn("refused a client speaking protocol ", request.version, ", not ",
               protocol_version);
     call.session.end();
     throw ClError{CL_INVALID_OPERATION};
   }
   if (!call.session.server().watchdog().claim(request.watchdog_token, call.session.number())) {
-    log::warn("session ", call.session.number(), ": Hello with an unknown watchdog token; closing");
+    log::warn("refused a Hello with an unknown watchdog token");
     call.session.end();
     throw ClError{CL_INVALID_OPERATION};
   }
-  call.session.set_greeted();
-  log::info("session ", call.session.number(), ": client ", request.host, " pid ", request.pid);
+  call.session.set_greeted(request.host, request.pid);
+  log::info("connected: client ", request.host, " pid ", request.pid);
   return {.session = call.session.number()};
 }
 

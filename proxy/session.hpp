@@ -19,6 +19,7 @@
 #include "cl_error.hpp"
 #include "handle_table.hpp"
 #include "protocol/messages.hpp"
+#include "proxy/statistics.hpp"
 #include "transport/engine.hpp"
 #include "transport/tags.hpp"
 
@@ -36,8 +37,9 @@ struct HostBuffer {
 // Sends frames to one client from any thread; harmless once the client is gone.
 class Replier {
  public:
-  Replier(transport::Engine& engine, transport::LinkPtr link, uint64_t sequence)
-      : engine_(&engine), link_(std::move(link)), sequence_(sequence) {}
+  Replier(transport::Engine& engine, transport::LinkPtr link, uint64_t sequence,
+          std::shared_ptr<SessionStatistics> statistics)
+      : engine_(&engine), link_(std::move(link)), sequence_(sequence), statistics_(std::move(statistics)) {}
 
   template <class M>
   void reply(cl_int status, const typename M::Reply& reply = {}) const {
@@ -57,6 +59,7 @@ class Replier {
   transport::Engine* engine_;
   transport::LinkPtr link_;
   uint64_t sequence_;
+  std::shared_ptr<SessionStatistics> statistics_;  // shared: a reply may outlive its session
 };
 
 class Session {
@@ -73,6 +76,8 @@ class Session {
   // The client is gone (watchdog) or the proxy shuts down: stop and release everything.
   void lose();
   bool finished() const { return finished_.load(); }
+  void count_call() { statistics_->count_call(); }
+  protocol::SessionStatus status() const { return statistics_->snapshot(number_); }
 
   // --- for executors ---
   Server& server() { return server_; }
@@ -93,7 +98,10 @@ class Session {
   std::shared_ptr<HostBuffer> receive_bulk(uint64_t sequence, uint64_t size);
   void drain_bulk(uint64_t sequence, uint64_t size);
   size_t chunk_bytes() const;
-  void set_greeted() { greeted_ = true; }
+  void set_greeted(std::string client_host, int32_t client_pid) {
+    statistics_->set_client(std::move(client_host), client_pid);
+    greeted_ = true;
+  }
   bool greeted() const { return greeted_; }
   void end() { ending_ = true; }
 
@@ -107,6 +115,7 @@ class Session {
   transport::LinkPtr link_;
   Server& server_;
   HandleTable objects_;
+  std::shared_ptr<SessionStatistics> statistics_ = std::make_shared<SessionStatistics>();
   std::thread worker_;
   std::mutex inbox_mutex_;
   std::condition_variable inbox_cv_;
