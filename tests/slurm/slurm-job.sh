@@ -94,8 +94,15 @@ expect() {
 }
 expect "the launcher started one proxy on the allocation's node" "started 1 proxy\(ies\)"
 expect "status lists the proxy on $node" "^proxy on $node, pid"
+expect "clinfo lists HiveCL" "^Platform #[0-9]+: HiveCL"
 expect "vecadd ran on HiveCL" "^platform: HiveCL"
 expect "vecadd's result is right" "^result: 100000 elements, 0 wrong"
 expect "vecadd ran on $node" "^node: $node"
 expect "the cluster was stopped" "stopped the cluster"
+logs=$(ls "$work"/home/.hivecl/slurm-*/logs/proxy-*.log 2>/dev/null)
+if [ "$logs" = "$(ls "$work"/home/.hivecl/slurm-*/logs/proxy-"$node".log 2>/dev/null)" ] && [ -n "$logs" ]; then
+  echo "ok: the proxy ran on the allocation's node, in the job's own cluster directory"
+else
+  echo "FAILED: proxy logs not where expected: ${logs:-none}"; failures=$((failures + 1))
+fi
 [ $failures -eq 0 ]
