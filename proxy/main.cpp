@@ -4,8 +4,6 @@
 #include <signal.h>
 
 #include <cstdlib>
-#include <CL/cl.h>
-
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -16,7 +14,6 @@
 #include "proxy/server.hpp"
 #include "proxy/status.hpp"
 #include "transport/mpi_defaults.hpp"
-#include "transport/rendezvous.hpp"
 
 namespace {
 

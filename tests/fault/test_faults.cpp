@@ -84,7 +84,7 @@ struct FaultClient {
 // How many sessions of a fault-client (8 objects) the proxy has released, by its log.
 size_t released_sessions() {
   const std::string log = proxy_log();
-  const std::string line = " ended: released 8 objects";
+  const std::string line = " disconnected: released 8 objects";
   size_t count = 0;
   for (size_t at = log.find(line); at != std::string::npos; at = log.find(line, at + 1)) ++count;
   return count;
