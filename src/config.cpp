@@ -62,6 +62,7 @@ const std::map<std::string, Setter>& setters() {
          c.cluster_dir = v;
          return true;
        }},
+      {"nodes", [](Config& c, const std::string& v) { c.nodes = v; return true; }},
       {"log", log_level_setter(&Config::log_level)},
       {"proxy_log", log_level_setter(&Config::proxy_log_level)},
       {"eager_mpi_init", [](Config& c, const std::string& v) { return parse_bool(v, c.eager_mpi_init); }},
@@ -115,6 +116,7 @@ bool Config::set(const std::string& key, const std::string& value) {
 std::string Config::describe() const {
   std::ostringstream text;
   text << "cluster_dir = " << cluster_dir << "\n"
+       << "nodes = " << nodes << "\n"
        << "log = " << log_level << "\n"
        << "proxy_log = " << proxy_log_level << "\n"
        << "eager_mpi_init = " << (eager_mpi_init ? "true" : "false") << "\n"
@@ -126,6 +128,15 @@ std::string Config::describe() const {
        << "proxy_platform = " << proxy_platform << "\n"
        << "proxy_device_type = " << proxy_device_type << "\n";
   return text.str();
+}
+
+bool Config::uses_node(const std::string& node) const {
+  if (nodes.empty()) return true;
+  std::istringstream list(nodes);
+  std::string wanted;
+  while (std::getline(list, wanted, ','))
+    if (trim(wanted) == node) return true;
+  return false;
 }
 
 Config Config::load() {

@@ -14,6 +14,7 @@ namespace hivecl {
 
 struct Config {
   std::string cluster_dir;              // rendezvous directory of the cluster to use/serve
+  std::string nodes;                    // client: only these nodes' devices (comma-separated); empty: all
   std::string log_level = "warn";
   std::string proxy_log_level = "info";  // hivecl-proxy's own level: it logs sessions at info
   // Start MPI in the background at the first device query instead of at the first call that
@@ -34,6 +35,8 @@ struct Config {
   bool set(const std::string& key, const std::string& value);
   // Every setting as "key = value" lines, as a config file would hold them.
   std::string describe() const;
+  // Whether the client uses the devices of this node (the `nodes` setting).
+  bool uses_node(const std::string& node) const;
 };
 
 // The process-wide configuration, loaded on first use.

@@ -57,3 +57,13 @@ TEST_CASE("inside a Slurm job the default cluster is the job's own", "[config]")
   CHECK(in_job.cluster_dir.ends_with("/.hivecl/slurm-4242"));
   CHECK(outside.cluster_dir.ends_with("/.hivecl/default"));
 }
+
+TEST_CASE("the nodes setting selects the nodes whose devices a client uses", "[config]") {
+  Config config;
+  CHECK(config.uses_node("any"));  // empty: every node
+  REQUIRE(config.set("nodes", "gpu-1, gpu-3"));
+  CHECK(config.uses_node("gpu-1"));
+  CHECK(config.uses_node("gpu-3"));
+  CHECK_FALSE(config.uses_node("gpu-2"));
+  CHECK_FALSE(config.uses_node("gpu"));
+}
