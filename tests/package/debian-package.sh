@@ -15,7 +15,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/hivecl-package.XXXXXX")
 export HIVECL_CLUSTER_DIR=$work/cluster OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 packages=(libhivecl1 hivecl-proxy)
 cleanup() {
-  command -v hivecl-cluster >/dev/null && hivecl-cluster stop >/dev/null 2>&1
+  if [ -x /usr/bin/hivecl-cluster ]; then /usr/bin/hivecl-cluster stop >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -30,7 +30,7 @@ tar -C "$source" --exclude='./build*' --exclude=./.git --exclude='./obj-*' -cf -
 ls "$work"/*.deb
 
 step "lintian"
-lintian --no-tag-display-limit "$work"/hivecl_*.changes | tee "$work/lintian.txt" || true
+lintian --tag-display-limit 0 "$work"/hivecl_*.changes | tee "$work/lintian.txt" || true
 if grep -q '^E: ' "$work/lintian.txt"; then echo "lintian reports errors"; exit 1; fi
 echo "lintian: $(grep -c '^E: ' "$work/lintian.txt") errors, $(grep -c '^W: ' "$work/lintian.txt") warnings"
 
