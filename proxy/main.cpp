@@ -19,13 +19,14 @@ namespace {
 
 void usage(std::ostream& out) {
   out << "usage: hivecl-proxy [--cluster-dir DIR] [--platform NAME] [--device-type all|gpu|cpu|accelerator]\n"
-         "                    [--log LEVEL] [--set KEY=VALUE]... [--status [--json] | --show-config | --help]\n"
+         "                    [--devices I,J,...] [--log LEVEL] [--set KEY=VALUE]... [--status [--json] | --show-config | --help]\n"
          "Serves this node's OpenCL devices to HiveCL clients; started by mpirun (see hivecl-cluster).\n"
          "Settings default to the HiveCL configuration (" HIVECL_SYSCONFDIR "/hivecl/hivecl.conf,\n"
          "~/.config/hivecl/hivecl.conf, $HIVECL_CONFIG, then HIVECL_<KEY> variables).\n"
          "  --cluster-dir DIR  rendezvous directory of the cluster (cluster_dir)\n"
          "  --platform NAME    serve only platforms whose name contains NAME (proxy_platform)\n"
          "  --device-type T    serve only devices of this type (proxy_device_type)\n"
+         "  --devices I,J,...  serve only these devices of the node (proxy_devices)\n"
          "  --log LEVEL        error, warn, info, debug or trace (proxy_log)\n"
          "  --set KEY=VALUE    any other setting\n"
          "  --status           list the cluster's proxies, devices and live sessions, then exit\n"
@@ -50,7 +51,7 @@ int wake(const char* port) {
 bool parse_arguments(int argc, char** argv, hivecl::Config& config, Mode& mode, bool& json) {
   static const std::pair<const char*, const char*> options[] = {
       {"--cluster-dir", "cluster_dir"}, {"--platform", "proxy_platform"},
-      {"--device-type", "proxy_device_type"}, {"--log", "proxy_log"}};
+      {"--device-type", "proxy_device_type"}, {"--devices", "proxy_devices"}, {"--log", "proxy_log"}};
   for (int i = 1; i < argc; ++i) {
     const std::string argument = argv[i];
     bool matched = false;
@@ -123,7 +124,7 @@ int main(int argc, char** argv) {
     auto devices = hivecl::proxy::find_native_devices(config);
     if (devices.empty()) {
       hivecl::log::error("no OpenCL device to serve (platform filter '", config.proxy_platform, "', type ",
-                         config.proxy_device_type, ")");
+                         config.proxy_device_type, ", devices '", config.proxy_devices, "')");
     } else {
       hivecl::proxy::Server server(config, std::move(devices));
       status = server.run();

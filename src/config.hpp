@@ -28,6 +28,8 @@ struct Config {
   uint64_t max_message_bytes = 256u << 20;  // largest control message accepted
   std::string proxy_platform;           // proxy: serve only platforms whose name contains this
   std::string proxy_device_type = "all";  // proxy: all, gpu, cpu, accelerator
+  std::string proxy_devices;            // proxy: indices of the devices left by the two filters above
+                                        // (comma-separated, from 0); empty: all
 
   // Loads files and environment as described above; unknown keys are reported.
   static Config load();
@@ -37,6 +39,8 @@ struct Config {
   std::string describe() const;
   // Whether the client uses the devices of this node (the `nodes` setting).
   bool uses_node(const std::string& node) const;
+  // Whether the proxy serves the device of this index (the `proxy_devices` setting).
+  bool serves_device(size_t index) const;
 };
 
 // The process-wide configuration, loaded on first use.

@@ -67,3 +67,14 @@ TEST_CASE("the nodes setting selects the nodes whose devices a client uses", "[c
   CHECK_FALSE(config.uses_node("gpu-2"));
   CHECK_FALSE(config.uses_node("gpu"));
 }
+
+TEST_CASE("proxy_devices selects devices by index and rejects what is not an index", "[config]") {
+  Config config;
+  CHECK(config.serves_device(7));  // empty: every device
+  REQUIRE(config.set("proxy_devices", "0, 2"));
+  CHECK(config.serves_device(0));
+  CHECK_FALSE(config.serves_device(1));
+  CHECK(config.serves_device(2));
+  CHECK_FALSE(config.set("proxy_devices", "1,gpu"));
+  CHECK(config.proxy_devices == "0, 2");
+}
