@@ -4,6 +4,7 @@
 
 #include "icd/cluster.hpp"
 #include "log.hpp"
+#include "node.hpp"
 #include "transport/rendezvous.hpp"
 #include "transport/secret.hpp"
 #include "transport/watchdog.hpp"
@@ -71,19 +72,25 @@ void Connection::connect() {
   link_ = std::make_shared<transport::Link>(comm);
   engine_.listen(link_, transport::control_tag, false, [this](Bytes&& frame) { on_control(std::move(frame)); });
   Hello::Request hello{.version = protocol_version, .watchdog_token = watchdog->token(),
-                       .host = transport::node_name(), .pid = static_cast<int32_t>(::getpid())};
+                       .host = node_name(), .pid = static_cast<int32_t>(::getpid())};
   cluster_.monitor().watch(std::move(*watchdog), [this] { lose("its watchdog connection closed"); });
   cl_int status = CL_SUCCESS;
   try {
     auto pending = std::make_shared<PendingReply>();
     send_request(Opcode::Hello, to_bytes(hello), pending);
     status = pending->arrived.wait() == OpStatus::done ? pending->header.status : peer_lost_status;
+    if (status == CL_SUCCESS) {
+      Reader reader(pending->frame);
+      FrameHeader header;
+      Hello::Reply reply;
+      if (decode(reader, header) && decode(reader, reply)) session_ = reply.session;
+    }
   } catch (const ClError& error) {
     status = error.code;
   }
   if (status != CL_SUCCESS) fail("it refused the connection (status " + std::to_string(status) + ")");
   connected_ = true;
-  log::info("connected to proxy ", proxy);
+  log::info("connected to proxy ", proxy, ", session ", session_);
 }
 
 uint64_t Connection::send_request(Opcode opcode, const Bytes& body, const std::shared_ptr<PendingReply>& pending) {
@@ -130,7 +137,8 @@ std::shared_ptr<Incoming> Connection::receive(uint64_t sequence, void* data, siz
 void Connection::lose(const char* why, log::Level level) {
   if (lost_.exchange(true)) return;
   if (leaving_) level = log::Level::debug;
-  log::at(level, "proxy ", record_.node, ":", record_.pid, " is gone (", why, "); its devices are no longer available");
+  log::at(level, "proxy ", record_.node, ":", record_.pid, " (session ", session_, ") is gone (", why,
+          "); its devices are no longer available");
   std::unordered_map<uint64_t, std::shared_ptr<PendingReply>> abandoned;
   {
     std::lock_guard lock(pending_mutex_);

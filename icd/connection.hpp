@@ -95,6 +95,7 @@ class Connection {
   std::atomic<bool> connected_{false};
   std::atomic<bool> lost_{false};
   std::atomic<bool> leaving_{false};
+  std::atomic<uint32_t> session_{0};  // the proxy's number for this client, for the log
   transport::LinkPtr link_;
   std::atomic<uint64_t> next_sequence_{1};
   std::atomic<protocol::ObjectId> next_id_{protocol::first_session_id};

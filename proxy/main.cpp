@@ -4,8 +4,6 @@
 #include <signal.h>
 
 #include <cstdlib>
-#include <CL/cl.h>
-
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -14,43 +12,30 @@
 #include "hivecl_build_config.hpp"
 #include "log.hpp"
 #include "proxy/server.hpp"
+#include "proxy/status.hpp"
 #include "transport/mpi_defaults.hpp"
-#include "transport/rendezvous.hpp"
 
 namespace {
 
-void usage() {
-  std::cout << "usage: hivecl-proxy [--cluster-dir DIR] [--platform NAME] [--device-type all|gpu|cpu|accelerator]\n"
-               "                    [--devices I,J,...] [--log LEVEL] [--set KEY=VALUE]... [--status | --show-config]\n"
-               "Serves this node's OpenCL devices to HiveCL clients; started by mpirun (see hivecl-cluster).\n"
-               "Settings default to the HiveCL configuration (files and HIVECL_* variables, see README.md).\n"
-               "  --status       list the cluster's proxies and their devices, then exit\n"
-               "  --show-config  print the settings in effect, then exit\n";
+void usage(std::ostream& out) {
+  out << "usage: hivecl-proxy [--cluster-dir DIR] [--platform NAME] [--device-type all|gpu|cpu|accelerator]\n"
+         "                    [--devices I,J,...] [--log LEVEL] [--set KEY=VALUE]... [--status [--json] | --show-config | --help]\n"
+         "Serves this node's OpenCL devices to HiveCL clients; started by mpirun (see hivecl-cluster).\n"
+         "Settings default to the HiveCL configuration (" HIVECL_SYSCONFDIR "/hivecl/hivecl.conf,\n"
+         "~/.config/hivecl/hivecl.conf, $HIVECL_CONFIG, then HIVECL_<KEY> variables).\n"
+         "  --cluster-dir DIR  rendezvous directory of the cluster (cluster_dir)\n"
+         "  --platform NAME    serve only platforms whose name contains NAME (proxy_platform)\n"
+         "  --device-type T    serve only devices of this type (proxy_device_type)\n"
+         "  --devices I,J,...  serve only these devices of the node (proxy_devices)\n"
+         "  --log LEVEL        error, warn, info, debug or trace (proxy_log)\n"
+         "  --set KEY=VALUE    any other setting\n"
+         "  --status           list the cluster's proxies, devices and live sessions, then exit\n"
+         "  --json             with --status: as JSON\n"
+         "  --show-config      print the settings in effect, then exit\n"
+         "  --help             print this help, then exit\n";
 }
 
-enum class Mode { serve, status, show_config };
-
-std::string device_name(const hivecl::protocol::DeviceRecord& device) {
-  for (const auto& entry : device.info)
-    if (entry.param == CL_DEVICE_NAME && entry.error == CL_SUCCESS)
-      return std::string(reinterpret_cast<const char*>(entry.value.data()),
-                         strnlen(reinterpret_cast<const char*>(entry.value.data()), entry.value.size()));
-  return "?";
-}
-
-int print_status(const hivecl::Config& config) {
-  const auto proxies = hivecl::transport::discover_proxies(config.cluster_dir);
-  if (proxies.empty()) {
-    std::cout << "no proxy in " << config.cluster_dir << "\n";
-    return 1;
-  }
-  for (const auto& proxy : proxies) {
-    std::cout << "proxy on " << proxy.node << ", pid " << proxy.pid << "\n";
-    for (const auto& device : proxy.devices)
-      std::cout << "  device " << device.id << ": " << device_name(device) << " (" << device.native_platform << ")\n";
-  }
-  return 0;
-}
+enum class Mode { serve, status, show_config, help };
 
 // The child the server starts to wake its own accept thread (see Server::wake_accept_thread).
 int wake(const char* port) {
@@ -63,10 +48,10 @@ int wake(const char* port) {
   return rc == MPI_SUCCESS ? 0 : 1;
 }
 
-bool parse_arguments(int argc, char** argv, hivecl::Config& config, Mode& mode) {
+bool parse_arguments(int argc, char** argv, hivecl::Config& config, Mode& mode, bool& json) {
   static const std::pair<const char*, const char*> options[] = {
       {"--cluster-dir", "cluster_dir"}, {"--platform", "proxy_platform"},
-      {"--device-type", "proxy_device_type"}, {"--devices", "proxy_devices"}, {"--log", "log"}};
+      {"--device-type", "proxy_device_type"}, {"--devices", "proxy_devices"}, {"--log", "proxy_log"}};
   for (int i = 1; i < argc; ++i) {
     const std::string argument = argv[i];
     bool matched = false;
@@ -76,10 +61,15 @@ bool parse_arguments(int argc, char** argv, hivecl::Config& config, Mode& mode) 
         matched = true;
       }
     }
-    if (argument == "--status" || argument == "--show-config") {
-      mode = argument == "--status" ? Mode::status : Mode::show_config;
-      matched = true;
+    static const std::pair<const char*, Mode> modes[] = {
+        {"--status", Mode::status}, {"--show-config", Mode::show_config}, {"--help", Mode::help}, {"-h", Mode::help}};
+    for (const auto& [flag, flag_mode] : modes) {
+      if (argument == flag) {
+        mode = flag_mode;
+        matched = true;
+      }
     }
+    if (argument == "--json") json = matched = true;
     if (argument == "--set" && i + 1 < argc) {
       const std::string setting = argv[++i];
       const auto eq = setting.find('=');
@@ -106,17 +96,19 @@ int main(int argc, char** argv) {
   hivecl::log::set_role("hivecl-proxy");
   hivecl::Config config = hivecl::config();
   Mode mode = Mode::serve;
-  if (!parse_arguments(argc, argv, config, mode)) {
-    usage();
+  bool json = false;
+  if (!parse_arguments(argc, argv, config, mode, json)) {
+    usage(std::cerr);
     return 2;
   }
-  if (mode == Mode::show_config) {
-    std::cout << config.describe();
-    return 0;
+  switch (mode) {
+    case Mode::help: usage(std::cout); return 0;
+    case Mode::show_config: std::cout << config.describe(); return 0;
+    case Mode::status: return hivecl::proxy::print_status(config, json, std::cout);
+    case Mode::serve: break;
   }
-  if (mode == Mode::status) return print_status(config);
   hivecl::log::Level level;
-  if (hivecl::log::parse_level(config.log_level, level)) hivecl::log::set_level(level);
+  if (hivecl::log::parse_level(config.proxy_log_level, level)) hivecl::log::set_level(level);
 
   // Set for good (unless the user did): the waker child needs the same.
   for (const auto& [variable, value] : hivecl::transport::mpi_defaults) setenv(variable, value, 0);

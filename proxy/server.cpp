@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <cstring>
 #include <string_view>
 #include <filesystem>
 
 #include "log.hpp"
+#include "node.hpp"
 #include "proxy/session.hpp"
 #include "transport/rendezvous.hpp"
 #include "transport/secret.hpp"
@@ -27,7 +29,7 @@ Server::~Server() = default;
 
 protocol::ProxyRecord Server::make_record() const {
   protocol::ProxyRecord record;
-  record.node = transport::node_name();
+  record.node = node_name();
   record.pid = static_cast<int32_t>(::getpid());
   record.mpi_port = port_;
   record.watchdog_hosts = transport::local_addresses();
@@ -56,7 +58,8 @@ int Server::run() {
     return 1;
   }
   port_ = port;
-  const std::string record_path = transport::publish_proxy(config_.cluster_dir, make_record());
+  record_ = make_record();
+  const std::string record_path = transport::publish_proxy(config_.cluster_dir, record_);
   if (record_path.empty()) {
     log::error("cannot write the rendezvous record in ", config_.cluster_dir);
     return 1;
@@ -66,6 +69,7 @@ int Server::run() {
 
   wait_for_shutdown(record_path);
   std::filesystem::remove(record_path);
+  transport::withdraw_status(config_.cluster_dir, record_);
   stopping_ = true;
   {
     std::lock_guard lock(sessions_mutex_);
@@ -95,7 +99,8 @@ void Server::wait_for_shutdown(const std::string& record_path) {
   sigemptyset(&signals);
   for (int s : termination_signals) sigaddset(&signals, s);
   const timespec poll_interval{0, 200'000'000};
-  while (true) {
+  for (unsigned poll = 0;; ++poll) {
+    if (poll % 5 == 0) publish_status();
     const int received = sigtimedwait(&signals, nullptr, &poll_interval);
     if (received > 0) {
       log::info("signal ", received, ": shutting down");
@@ -186,6 +191,17 @@ void Server::lose_session(uint32_t number) {
     log::info("session ", number, ": client connection lost");
     it->second->lose();
   }
+}
+
+void Server::publish_status() {
+  protocol::ProxyStatus status{.updated_at = std::time(nullptr)};
+  {
+    std::lock_guard lock(sessions_mutex_);
+    for (const auto& [number, session] : sessions_)
+      if (!session->finished()) status.sessions.push_back(session->status());
+  }
+  if (!transport::publish_status(config_.cluster_dir, record_, status))
+    log::warn("cannot write the status file in ", config_.cluster_dir);
 }
 
 void Server::reap_sessions() {

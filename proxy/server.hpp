@@ -56,7 +56,9 @@ class Server {
   void lose_session(uint32_t number);
   void reap_sessions();
   bool wake_accept_thread();
+  // Also rewrites the status file every second meanwhile.
   void wait_for_shutdown(const std::string& record_path);
+  void publish_status();
   protocol::ProxyRecord make_record() const;
 
   Config config_;
@@ -64,6 +66,7 @@ class Server {
   transport::Engine engine_;
   transport::WatchdogServer watchdog_;
   std::string port_;
+  protocol::ProxyRecord record_;
   std::thread accept_thread_;
   std::atomic<bool> stopping_{false};
   std::mutex sessions_mutex_;

@@ -40,7 +40,7 @@ void Session::lose() {
   inbox_cv_.notify_one();
 }
 
-Replier Session::replier(uint64_t sequence) const { return Replier(link_, sequence); }
+Replier Session::replier(uint64_t sequence) const { return Replier(link_, sequence, statistics_); }
 
 size_t Session::chunk_bytes() const { return server_.config().chunk_bytes; }
 
@@ -115,7 +115,7 @@ int teardown_rank(ObjectKind kind) {
 void Session::release(ObjectKind kind, ObjectId id) {
   const auto entry = objects_.erase(id, kind);
   if (!entry) {
-    log::warn("session ", number_, ": release of unknown object ", id);
+    log::warn("release of unknown object ", id);
     return;
   }
   usage_.remove(entry->device_bytes);
@@ -136,6 +136,7 @@ uint64_t Session::max_bulk_bytes() const {
 std::shared_ptr<HostBuffer> Session::receive_bulk(uint64_t sequence, uint64_t size) {
   auto data = std::make_shared<HostBuffer>(size);
   if (!link_->receive_bulk(sequence, data->data.get(), size, chunk_bytes())) throw ClError{peer_lost_status};
+  statistics_->count_to_proxy(size);
   return data;
 }
 
@@ -156,7 +157,7 @@ bool Session::next_frame(Bytes& frame) {
     if (greeted_) {
       inbox_cv_.wait(lock);
     } else if (inbox_cv_.wait_until(lock, deadline) == std::cv_status::timeout && inbox_.empty()) {
-      log::warn("session ", number_, ": no Hello within the connect timeout");
+      log::warn("no Hello within the connect timeout");
       return false;
     }
   }
@@ -167,6 +168,7 @@ bool Session::next_frame(Bytes& frame) {
 }
 
 void Session::work() {
+  const log::SessionScope scope(number_);
   Bytes frame;
   while (!ending_ && next_frame(frame)) handle(frame);
   teardown();
@@ -179,7 +181,7 @@ void run_message(Session& session, const FrameHeader& header, Reader& reader) {
   typename M::Request request;
   const Replier replier = session.replier(header.sequence);
   if (!decode(reader, request) || !reader.at_end()) {
-    log::warn("session ", session.number(), ": malformed ", M::message_name, " request");
+    log::warn("malformed ", M::message_name, " request");
     if constexpr (M::has_reply) replier.reply<M>(CL_INVALID_VALUE);
     return;
   }
@@ -195,11 +197,12 @@ void run_message(Session& session, const FrameHeader& header, Reader& reader) {
     }
   }
   if (!session.greeted() && M::opcode != Opcode::Hello) {
-    log::warn("session ", session.number(), ": ", M::message_name, " before Hello; closing");
+    log::warn(M::message_name, " before Hello; closing");
     session.end();
     return;
   }
-  log::trace("session ", session.number(), ": ", M::message_name, " #", header.sequence);
+  log::trace(M::message_name, " #", header.sequence);
+  session.count_call();
   Call call{session, header.sequence};
   cl_int status = CL_SUCCESS;
   try {
@@ -227,12 +230,12 @@ void Session::handle(const Bytes& frame) {
   Reader reader(frame);
   FrameHeader header;
   if (!decode(reader, header) || header.magic != frame_magic || header.kind != FrameKind::request) {
-    log::warn("session ", number_, ": dropped a frame without a valid header");
+    log::warn("dropped a frame without a valid header");
     return;
   }
   const bool known = visit_opcode(header.opcode, [&]<class M>() { run_message<M>(*this, header, reader); });
   if (!known) {
-    log::warn("session ", number_, ": unknown opcode ", static_cast<unsigned>(header.opcode));
+    log::warn("unknown opcode ", static_cast<unsigned>(header.opcode));
     FrameHeader reply{.opcode = header.opcode, .kind = FrameKind::reply, .sequence = header.sequence,
                       .status = CL_INVALID_OPERATION};
     link_->send_frame(to_bytes(reply));
@@ -253,17 +256,17 @@ void Session::teardown() {
     clReleaseEvent(event);
   }
   // Let running commands end before their objects go (their callbacks hold what they need).
-  log::debug("session ", number_, ": finishing its queues");
+  log::debug("finishing its queues");
   for (auto& [id, entry] : objects)
     if (entry.kind == ObjectKind::command_queue) clFinish(static_cast<cl_command_queue>(entry.native));
-  log::debug("session ", number_, ": releasing its objects");
+  log::debug("releasing its objects");
   std::sort(objects.begin(), objects.end(),
             [](const auto& a, const auto& b) { return teardown_rank(a.second.kind) < teardown_rank(b.second.kind); });
   for (auto& [id, entry] : objects) {
     release_native(entry.kind, entry.native);
     usage_.remove(entry.device_bytes);
   }
-  log::info("session ", number_, " ended: released ", objects.size(), " objects; holds ", usage_.objects(),
+  log::info("disconnected: released ", objects.size(), " objects; holds ", usage_.objects(),
             " objects, ", usage_.memory_bytes(), " buffer bytes");
   finished_ = true;
 }
@@ -273,18 +276,18 @@ void Session::teardown() {
 Hello::Reply execute(Call& call, const Hello::Request& request) {
   if (call.session.greeted()) throw ClError{CL_INVALID_OPERATION};
   if (request.version != protocol_version) {
-    log::warn("session ", call.session.number(), ": client speaks protocol ", request.version, ", not ",
+    log::warn("refused a client speaking protocol ", request.version, ", not ",
               protocol_version);
     call.session.end();
     throw ClError{CL_INVALID_OPERATION};
   }
   if (!call.session.server().watchdog().claim(request.watchdog_token, call.session.number())) {
-    log::warn("session ", call.session.number(), ": Hello with an unknown watchdog token; closing");
+    log::warn("refused a Hello with an unknown watchdog token");
     call.session.end();
     throw ClError{CL_INVALID_OPERATION};
   }
-  call.session.set_greeted();
-  log::info("session ", call.session.number(), ": client ", request.host, " pid ", request.pid);
+  call.session.set_greeted(request.host, request.pid);
+  log::info("connected: client ", request.host, " pid ", request.pid);
   return {.session = call.session.number()};
 }
 

@@ -20,6 +20,7 @@
 #include "handle_table.hpp"
 #include "protocol/messages.hpp"
 #include "proxy/client_link.hpp"
+#include "proxy/statistics.hpp"
 #include "proxy/usage.hpp"
 
 namespace hivecl::proxy {
@@ -29,7 +30,8 @@ class Server;
 // Sends frames to one client from any thread; harmless once the client is gone.
 class Replier {
  public:
-  Replier(ClientLinkPtr link, uint64_t sequence) : link_(std::move(link)), sequence_(sequence) {}
+  Replier(ClientLinkPtr link, uint64_t sequence, std::shared_ptr<SessionStatistics> statistics)
+      : link_(std::move(link)), sequence_(sequence), statistics_(std::move(statistics)) {}
 
   template <class M>
   void reply(cl_int status, const typename M::Reply& reply = {}) const {
@@ -43,6 +45,7 @@ class Replier {
   }
   // Sends `data` (kept alive until sent) as chunks on this request's data tag, then `status`.
   void send_bulk(std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) const {
+    statistics_->count_to_client(data->size);
     link_->send_bulk(sequence_, std::move(data), chunk, status);
   }
   uint64_t sequence() const { return sequence_; }
@@ -50,6 +53,7 @@ class Replier {
  private:
   ClientLinkPtr link_;
   uint64_t sequence_;
+  std::shared_ptr<SessionStatistics> statistics_;  // shared: a reply may outlive its session
 };
 
 class Session {
@@ -66,6 +70,8 @@ class Session {
   // The client is gone (watchdog) or the proxy shuts down: stop and release everything.
   void lose();
   bool finished() const { return finished_.load(); }
+  void count_call() { statistics_->count_call(); }
+  protocol::SessionStatus status() const { return statistics_->snapshot(number_, usage_); }
 
   // --- for executors ---
   Server& server() { return server_; }
@@ -90,7 +96,10 @@ class Session {
   // The most bulk data one request may carry: the largest buffer a device (and the session's cap) allows.
   uint64_t max_bulk_bytes() const;
   size_t chunk_bytes() const;
-  void set_greeted() { greeted_ = true; }
+  void set_greeted(std::string client_host, int32_t client_pid) {
+    statistics_->set_client(std::move(client_host), client_pid);
+    greeted_ = true;
+  }
   bool greeted() const { return greeted_; }
   void end() { ending_ = true; }
   // A user event of this session: failed at teardown if the client never set it, so that the
@@ -108,6 +117,7 @@ class Session {
   Server& server_;
   HandleTable objects_;
   SessionUsage usage_;
+  std::shared_ptr<SessionStatistics> statistics_ = std::make_shared<SessionStatistics>();
   std::vector<cl_event> user_events_;  // retained; the worker thread's only
   std::thread worker_;
   std::mutex inbox_mutex_;

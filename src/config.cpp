@@ -58,6 +58,15 @@ std::vector<std::string> comma_list(const std::string& text) {
 
 using Setter = std::function<bool(Config&, const std::string&)>;
 
+Setter log_level_setter(std::string Config::*member) {
+  return [member](Config& c, const std::string& v) {
+    log::Level level;
+    if (!log::parse_level(v, level)) return false;
+    c.*member = v;
+    return true;
+  };
+}
+
 const std::map<std::string, Setter>& setters() {
   static const std::map<std::string, Setter> table{
       {"cluster_dir", [](Config& c, const std::string& v) {
@@ -66,12 +75,8 @@ const std::map<std::string, Setter>& setters() {
          return true;
        }},
       {"nodes", [](Config& c, const std::string& v) { c.nodes = v; return true; }},
-      {"log", [](Config& c, const std::string& v) {
-         log::Level level;
-         if (!log::parse_level(v, level)) return false;
-         c.log_level = v;
-         return true;
-       }},
+      {"log", log_level_setter(&Config::log_level)},
+      {"proxy_log", log_level_setter(&Config::proxy_log_level)},
       {"eager_mpi_init", [](Config& c, const std::string& v) { return parse_bool(v, c.eager_mpi_init); }},
       {"peer_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.peer_timeout); }},
       {"connect_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.connect_timeout); }},
@@ -137,6 +142,7 @@ std::string Config::describe() const {
   text << "cluster_dir = " << cluster_dir << "\n"
        << "nodes = " << nodes << "\n"
        << "log = " << log_level << "\n"
+       << "proxy_log = " << proxy_log_level << "\n"
        << "eager_mpi_init = " << (eager_mpi_init ? "true" : "false") << "\n"
        << "peer_timeout_ms = " << peer_timeout.count() << "\n"
        << "connect_timeout_ms = " << connect_timeout.count() << "\n"
@@ -167,7 +173,9 @@ bool Config::serves_device(size_t index) const {
 Config Config::load() {
   Config config;
   const std::string home = env_or("HOME", "/tmp");
-  config.cluster_dir = home + "/.hivecl/default";
+  // Inside a Slurm job, the job's own cluster: jobs of one user do not meet by default.
+  const std::string slurm_job = env_or("SLURM_JOB_ID", "");
+  config.cluster_dir = home + "/.hivecl/" + (slurm_job.empty() ? "default" : "slurm-" + slurm_job);
   load_file(config, std::string(HIVECL_SYSCONFDIR) + "/hivecl/hivecl.conf");
   if (std::string(HIVECL_SYSCONFDIR) != "/etc") load_file(config, "/etc/hivecl/hivecl.conf");
   load_file(config, env_or("XDG_CONFIG_HOME", home + "/.config") + "/hivecl/hivecl.conf");

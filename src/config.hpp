@@ -16,6 +16,7 @@ struct Config {
   std::string cluster_dir;              // rendezvous directory of the cluster to use/serve
   std::string nodes;                    // client: only these nodes' devices (comma-separated); empty: all
   std::string log_level = "warn";
+  std::string proxy_log_level = "info";  // hivecl-proxy's own level: it logs sessions at info
   // Start MPI in the background at the first device query instead of at the first call that
   // needs a proxy. Off by default: every hwloc user (Open MPI's orted, Slurm) lists OpenCL
   // devices through hwloc's OpenCL plugin and must not start MPI by doing so.

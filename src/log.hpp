@@ -1,7 +1,12 @@
-// One logger for the client library and the proxy. The level comes from the
-// config key "log" (env HIVECL_LOG): error, warn, info, debug, trace.
+// One logger for the client library and the proxy. The level comes from the config key
+// "log" (env HIVECL_LOG; the proxy's from "proxy_log"): error, warn, info, debug, trace.
+// Every line is written whole to stderr as
+//   2026-11-23 13:05:01.234 NODE ROLE[PID] session N LEVEL: message
+// ("session N" only on a thread working for one session). Nothing on a hot path logs at
+// info or above; its lines are debug or trace.
 #pragma once
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -16,6 +21,18 @@ void set_level(Level level);
 Level level();
 bool parse_level(std::string_view text, Level& out);
 void write(Level level, const std::string& message);
+
+// Lines written by this thread while it lives name `session` (a proxy's session worker).
+class SessionScope {
+ public:
+  explicit SessionScope(uint32_t session);
+  SessionScope(const SessionScope&) = delete;
+  SessionScope& operator=(const SessionScope&) = delete;
+  ~SessionScope();
+
+ private:
+  uint32_t previous_;
+};
 
 template <class... Parts>
 void at(Level lvl, const Parts&... parts) {

@@ -49,7 +49,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if ! OCL_ICD_FILENAMES=$native_icd OCL_ICD_VENDORS=/etc/OpenCL/vendors HIVECL_PROXY_PLATFORM=$native_platform HIVECL_LOG=${HIVECL_PROXY_LOG:-info} \
+if ! OCL_ICD_FILENAMES=$native_icd OCL_ICD_VENDORS=/etc/OpenCL/vendors HIVECL_PROXY_PLATFORM=$native_platform \
     "$cluster" start ${HIVECL_TEST_HOSTFILE:+--hostfile "$HIVECL_TEST_HOSTFILE"} >"$HIVECL_CLUSTER_DIR/start.log" 2>&1; then
   cat "$HIVECL_CLUSTER_DIR/start.log" >&2
   exit 1

@@ -457,4 +457,28 @@ struct ProxyRecord {
   HIVECL_FIELDS(magic, node, pid, mpi_port, watchdog_hosts, watchdog_port, devices)
 };
 
+// What one session of a proxy holds and has done (see proxy/statistics.hpp).
+struct SessionStatus {
+  uint32_t session = 0;
+  std::string client_host;
+  int32_t client_pid = 0;
+  int64_t connected_at = 0;  // seconds since the epoch
+  uint64_t objects = 0;
+  uint64_t device_bytes = 0;  // in the session's memory objects
+  uint64_t bytes_to_proxy = 0;
+  uint64_t bytes_to_client = 0;
+  uint64_t calls = 0;
+  HIVECL_FIELDS(session, client_host, client_pid, connected_at, objects, device_bytes, bytes_to_proxy,
+                bytes_to_client, calls)
+};
+
+// A proxy's live state, rewritten by the proxy every second next to its record
+// (proxies/<node>-<pid>.status) for `hivecl-cluster status`.
+struct ProxyStatus {
+  uint32_t magic = frame_magic;
+  int64_t updated_at = 0;  // seconds since the epoch
+  std::vector<SessionStatus> sessions;
+  HIVECL_FIELDS(magic, updated_at, sessions)
+};
+
 }  // namespace hivecl::protocol

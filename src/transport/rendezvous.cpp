@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "log.hpp"
+#include "node.hpp"
 
 namespace hivecl::transport {
 
@@ -23,31 +24,29 @@ using protocol::ProxyRecord;
 std::string ompi_server_uri_path(const std::string& cluster_dir) { return cluster_dir + "/ompi-server.uri"; }
 std::string proxies_path(const std::string& cluster_dir) { return cluster_dir + "/proxies"; }
 
-std::string node_name() {
-  if (const char* name = std::getenv("HIVECL_NODE_NAME"); name && *name) return name;
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
+namespace {
+
+std::string record_base(const std::string& cluster_dir, const std::string& node, int32_t pid) {
+  return proxies_path(cluster_dir) + "/" + node + "-" + std::to_string(pid);
 }
 
-std::string publish_proxy(const std::string& cluster_dir, const ProxyRecord& record) {
-  std::error_code error;
-  fs::create_directories(proxies_path(cluster_dir), error);
-  const std::string path = proxies_path(cluster_dir) + "/" + record.node + "-" + std::to_string(record.pid) + ".proxy";
+// Readers never see a half-written file.
+template <class Record>
+bool write_atomically(const std::string& path, const Record& record) {
   const std::string temporary = path + ".tmp";
   const auto bytes = protocol::to_bytes(record);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return {};
+    if (!out) return false;
   }
+  std::error_code error;
   fs::rename(temporary, path, error);
-  return error ? std::string() : path;
+  return !error;
 }
 
-namespace {
-
-bool read_record(const fs::path& path, ProxyRecord& record) {
+template <class Record>
+bool read_record(const fs::path& path, Record& record) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -55,8 +54,32 @@ bool read_record(const fs::path& path, ProxyRecord& record) {
   return protocol::from_bytes({begin, text.size()}, record) && record.magic == protocol::frame_magic;
 }
 
+}  // namespace
+
+std::string publish_proxy(const std::string& cluster_dir, const ProxyRecord& record) {
+  std::error_code error;
+  fs::create_directories(proxies_path(cluster_dir), error);
+  const std::string path = record_base(cluster_dir, record.node, record.pid) + ".proxy";
+  return write_atomically(path, record) ? path : std::string();
+}
+
+bool publish_status(const std::string& cluster_dir, const ProxyRecord& record, const protocol::ProxyStatus& status) {
+  return write_atomically(record_base(cluster_dir, record.node, record.pid) + ".status", status);
+}
+
+void withdraw_status(const std::string& cluster_dir, const ProxyRecord& record) {
+  std::error_code error;
+  fs::remove(record_base(cluster_dir, record.node, record.pid) + ".status", error);
+}
+
+bool read_status(const std::string& cluster_dir, const ProxyRecord& record, protocol::ProxyStatus& status) {
+  return read_record(record_base(cluster_dir, record.node, record.pid) + ".status", status);
+}
+
+namespace {
+
 bool known_dead(const ProxyRecord& record) {
-  return record.node == node_name() && ::kill(record.pid, 0) != 0 && errno == ESRCH;
+  return record.node == hivecl::node_name() && ::kill(record.pid, 0) != 0 && errno == ESRCH;
 }
 
 }  // namespace

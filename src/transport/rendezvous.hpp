@@ -1,7 +1,8 @@
 // The rendezvous directory of a cluster (config key cluster_dir): the launcher puts
 // ompi-server's URI there, and every proxy publishes a record of itself (port name,
 // node, watchdog address, its devices with all their properties) as
-// proxies/<node>-<pid>.proxy. Clients read it to list devices without any MPI.
+// proxies/<node>-<pid>.proxy, and its live state as proxies/<node>-<pid>.status.
+// Clients read the records to list devices without any MPI.
 #pragma once
 
 #include <string>
@@ -17,6 +18,13 @@ std::string proxies_path(const std::string& cluster_dir);
 // Writes the record atomically; returns the file's path, or "" on failure.
 std::string publish_proxy(const std::string& cluster_dir, const protocol::ProxyRecord& record);
 
+// A proxy's live state (sessions and their counters) next to its record, rewritten while it
+// serves and removed when it stops; read_status is false when there is none.
+bool publish_status(const std::string& cluster_dir, const protocol::ProxyRecord& record,
+                    const protocol::ProxyStatus& status);
+void withdraw_status(const std::string& cluster_dir, const protocol::ProxyRecord& record);
+bool read_status(const std::string& cluster_dir, const protocol::ProxyRecord& record, protocol::ProxyStatus& status);
+
 // The records of the cluster's proxies, ordered by node then file name; unreadable records
 // and records of proxies that are known to be dead (same node, process gone) are skipped.
 std::vector<protocol::ProxyRecord> discover_proxies(const std::string& cluster_dir);
@@ -24,7 +32,5 @@ std::vector<protocol::ProxyRecord> discover_proxies(const std::string& cluster_d
 // The first "tcp://host:port" endpoint in ompi-server's URI file, if any: lets a client check
 // that the server is up before MPI_Init (which only warns, and later connects hang, when it is not).
 bool ompi_server_reachable(const std::string& cluster_dir);
-
-std::string node_name();
 
 }  // namespace hivecl::transport

@@ -95,7 +95,7 @@ struct FaultClient {
 };
 
 // How many sessions of a fault-client (8 objects) the proxy has released, by its log.
-size_t released_sessions() { return count_in_proxy_log(" ended: released 8 objects"); }
+size_t released_sessions() { return count_in_proxy_log(" disconnected: released 8 objects"); }
 
 void expect_session_released(size_t released_before) {
   const auto deadline = Clock::now() + 10s;

@@ -1,6 +1,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "catch.hpp"
 #include "config.hpp"
@@ -35,10 +36,26 @@ TEST_CASE("set() rejects unknown keys and bad values", "[config]") {
   Config config;
   CHECK(config.set("log", "debug"));
   CHECK_FALSE(config.set("log", "loud"));
+  CHECK(config.set("proxy_log", "warn"));
+  CHECK_FALSE(config.set("proxy_log", "quiet"));
   CHECK_FALSE(config.set("chunk_bytes", "12"));  // below the minimum
   CHECK_FALSE(config.set("chunk_bytes", "lots"));
   CHECK_FALSE(config.set("unknown", "1"));
   CHECK(config.describe().find("log = debug") != std::string::npos);
+  CHECK(config.describe().find("proxy_log = warn") != std::string::npos);
+}
+
+TEST_CASE("inside a Slurm job the default cluster is the job's own", "[config]") {
+  const char* set_outside = std::getenv("HIVECL_CLUSTER_DIR");
+  const std::string saved = set_outside ? set_outside : "";
+  unsetenv("HIVECL_CLUSTER_DIR");
+  setenv("SLURM_JOB_ID", "4242", 1);
+  const Config in_job = Config::load();
+  unsetenv("SLURM_JOB_ID");
+  const Config outside = Config::load();
+  if (set_outside) setenv("HIVECL_CLUSTER_DIR", saved.c_str(), 1);
+  CHECK(in_job.cluster_dir.ends_with("/.hivecl/slurm-4242"));
+  CHECK(outside.cluster_dir.ends_with("/.hivecl/default"));
 }
 
 TEST_CASE("the nodes setting selects the nodes whose devices a client uses", "[config]") {
