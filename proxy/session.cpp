@@ -13,17 +13,15 @@ namespace hivecl::proxy {
 using namespace protocol;
 using transport::OpStatus;
 
-void Replier::send_bulk(std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) const {
-  const int tag = transport::data_tag(sequence_);
-  const size_t size = data->size;
-  for (size_t offset = 0; offset < size; offset += chunk)
-    engine_->send(link_, tag, data->data.get() + offset, std::min(chunk, size - offset),
-                  [data](OpStatus, Bytes&&) {});  // the lambda keeps the data alive until sent
-  engine_->send(link_, tag, to_bytes(static_cast<int32_t>(status)));
+void Replier::send_status(cl_int status) const {
+  engine_->send(link_, transport::data_tag(sequence_), to_bytes(static_cast<int32_t>(status)));
 }
 
 Session::Session(uint32_t number, transport::LinkPtr link, Server& server)
-    : number_(number), link_(std::move(link)), server_(server) {}
+    : number_(number),
+      link_(std::move(link)),
+      server_(server),
+      data_path_(std::make_unique<MpiDataPath>(server.engine(), link_)) {}
 
 Session::~Session() {
   if (worker_.joinable()) worker_.join();
@@ -51,6 +49,17 @@ void Session::lose() {
 Replier Session::replier(uint64_t sequence) const { return Replier(server_.engine(), link_, sequence); }
 
 size_t Session::chunk_bytes() const { return server_.config().chunk_bytes; }
+
+void Session::choose_data_path(const Hello::Request& hello) {
+  data_path_ = proxy::choose_data_path(hello, number_, server_.engine(), link_, server_.config().copy_threads);
+}
+
+StagingRing& Session::staging(cl_context context, cl_device_id device) {
+  std::lock_guard lock(staging_mutex_);
+  auto& ring = staging_[context];
+  if (!ring) ring = std::make_unique<StagingRing>(context, device, server_.config().staging_slots, chunk_bytes());
+  return *ring;
+}
 
 cl_device_id Session::device(ObjectId id) const {
   const auto& devices = server_.devices();
@@ -236,6 +245,7 @@ void Session::teardown() {
   std::sort(objects.begin(), objects.end(),
             [](const auto& a, const auto& b) { return teardown_rank(a.second.kind) < teardown_rank(b.second.kind); });
   for (auto& [id, entry] : objects) release_native(entry.kind, entry.native);
+  staging_.clear();  // waits for the slots still in use by callbacks of ended commands
   log::info("session ", number_, " ended: released ", objects.size(), " objects");
   finished_ = true;
 }
@@ -257,7 +267,10 @@ Hello::Reply execute(Call& call, const Hello::Request& request) {
   }
   call.session.set_greeted();
   log::info("session ", call.session.number(), ": client ", request.host, " pid ", request.pid);
-  return {.session = call.session.number()};
+  call.session.choose_data_path(request);
+  return {.session = call.session.number(),
+          .data_path = static_cast<uint8_t>(call.session.data_path().kind()),
+          .chunk_bytes = call.session.chunk_bytes()};
 }
 
 Goodbye::Reply execute(Call& call, const Goodbye::Request&) {

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +20,8 @@
 #include "cl_error.hpp"
 #include "handle_table.hpp"
 #include "protocol/messages.hpp"
+#include "proxy/data_path.hpp"
+#include "proxy/staging.hpp"
 #include "transport/engine.hpp"
 #include "transport/tags.hpp"
 
@@ -49,8 +52,8 @@ class Replier {
     if (status == CL_SUCCESS) protocol::encode(writer, reply);
     engine_->send(link_, transport::control_tag, std::move(frame));
   }
-  // Sends `data` (kept alive until sent) as chunks on this request's data tag, then `status`.
-  void send_bulk(std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) const;
+  // Sends the status of a transfer to the client on this request's data tag, after its data.
+  void send_status(cl_int status) const;
   uint64_t sequence() const { return sequence_; }
 
  private:
@@ -93,6 +96,11 @@ class Session {
   std::shared_ptr<HostBuffer> receive_bulk(uint64_t sequence, uint64_t size);
   void drain_bulk(uint64_t sequence, uint64_t size);
   size_t chunk_bytes() const;
+  // How bulk data moves to and from this client (MPI until Hello chooses).
+  DataPath& data_path() { return *data_path_; }
+  void choose_data_path(const protocol::Hello::Request& hello);
+  // The staging ring of a native context, made at its first transfer.
+  StagingRing& staging(cl_context context, cl_device_id device);
   void set_greeted() { greeted_ = true; }
   bool greeted() const { return greeted_; }
   void end() { ending_ = true; }
@@ -115,6 +123,9 @@ class Session {
   std::atomic<bool> finished_{false};
   bool greeted_ = false;
   bool ending_ = false;
+  std::unique_ptr<DataPath> data_path_;
+  std::mutex staging_mutex_;
+  std::map<cl_context, std::unique_ptr<StagingRing>> staging_;
 };
 
 template <class T>
