@@ -61,6 +61,19 @@ StagingRing& Session::staging(cl_context context, cl_device_id device) {
   return *ring;
 }
 
+// The ring holds the context: it goes with the application's last reference, once its
+// transfers have given back their slots.
+void Session::drop_staging(cl_context context) {
+  std::unique_ptr<StagingRing> ring;
+  {
+    std::lock_guard lock(staging_mutex_);
+    const auto it = staging_.find(context);
+    if (it == staging_.end()) return;
+    ring = std::move(it->second);
+    staging_.erase(it);
+  }
+}
+
 cl_device_id Session::device(ObjectId id) const {
   const auto& devices = server_.devices();
   if (id == no_object || id > devices.size()) throw ClError{CL_INVALID_DEVICE};
@@ -133,6 +146,7 @@ void Session::release(ObjectKind kind, ObjectId id) {
     log::warn("session ", number_, ": release of unknown object ", id);
     return;
   }
+  if (kind == ObjectKind::context) drop_staging(static_cast<cl_context>(entry->native));
   release_native(kind, entry->native);
 }
 

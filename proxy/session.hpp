@@ -110,6 +110,7 @@ class Session {
   void handle(const protocol::Bytes& frame);
   bool next_frame(protocol::Bytes& frame);
   void teardown();
+  void drop_staging(cl_context context);
 
   const uint32_t number_;
   transport::LinkPtr link_;
