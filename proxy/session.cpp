@@ -72,6 +72,7 @@ void Session::drop_staging(cl_context context) {
     ring = std::move(it->second);
     staging_.erase(it);
   }
+  retire(std::move(ring));
 }
 
 cl_device_id Session::device(ObjectId id) const {
@@ -270,7 +271,8 @@ void Session::teardown() {
   std::sort(objects.begin(), objects.end(),
             [](const auto& a, const auto& b) { return teardown_rank(a.second.kind) < teardown_rank(b.second.kind); });
   for (auto& [id, entry] : objects) release_native(entry.kind, entry.native);
-  staging_.clear();  // waits for the slots still in use by callbacks of ended commands
+  for (auto& [context, ring] : staging_) retire(std::move(ring));
+  staging_.clear();
   log::info("session ", number_, " ended: released ", objects.size(), " objects");
   finished_ = true;
 }

@@ -254,6 +254,27 @@ DIFFERENTIAL_TEST(transfers_in_flight, "Non-blocking transfers in flight togethe
   record_data(probe, "part", part, slice(expected, part_at, part.size()));
 }
 
+// A write larger than HiveCL's staging ring, held back by a user event that only a later
+// call sets: the proxy must not wait for slots that the device cannot give back yet.
+DIFFERENTIAL_TEST(gated_large_write, "A large write waiting for a user event completes once it is set", "[memory]") {
+  const Setup setup = make_setup(probe);
+  constexpr size_t size = (24u << 20) + 5;
+  const Buffer buffer = make_buffer(setup.context, CL_MEM_READ_WRITE, size);
+  const Bytes data = sample(size, 10);
+  cl_int status = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(setup.context, &status);
+  REQUIRE(status == CL_SUCCESS);
+  probe.status("gated write", clEnqueueWriteBuffer(setup.queue, buffer, CL_FALSE, 0, size, data.data(), 1, &gate,
+                                                   nullptr));
+  Bytes back(size);
+  probe.status("read after it", clEnqueueReadBuffer(setup.queue, buffer, CL_FALSE, 0, size, back.data(), 0, nullptr,
+                                                    nullptr));
+  probe.status("open the gate", clSetUserEventStatus(gate, CL_COMPLETE));
+  probe.status("finish", clFinish(setup.queue));
+  record_data(probe, "read back", back, data);
+  clReleaseEvent(gate);
+}
+
 DIFFERENTIAL_TEST(write_read, "clEnqueueWriteBuffer and clEnqueueReadBuffer move data, blocking or not", "[memory]") {
   const Setup setup = make_setup(probe);
   constexpr size_t size = 1024;
