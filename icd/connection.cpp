@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <array>
+#include <random>
+
 #include "icd/cluster.hpp"
 #include "log.hpp"
 #include "node.hpp"
@@ -37,6 +40,33 @@ bool Incoming::arrived() const {
 Connection::Connection(Cluster& cluster, transport::Engine& engine, ProxyRecord record)
     : cluster_(cluster), engine_(engine), chunk_bytes_(cluster.config().chunk_bytes), record_(std::move(record)) {}
 
+namespace {
+
+// Bytes at a known address of this process: a proxy that reads them back can reach our memory.
+const std::array<std::byte, 16>& memory_probe() {
+  static const std::array<std::byte, 16> probe = [] {
+    std::array<std::byte, 16> bytes{};
+    std::random_device random;
+    for (auto& byte : bytes) byte = static_cast<std::byte>(random());
+    return bytes;
+  }();
+  return probe;
+}
+
+}  // namespace
+
+Hello::Request Connection::hello(const transport::WatchdogConnection& watchdog) const {
+  transport::DataPathChoice choice = transport::DataPathChoice::automatic;
+  transport::parse_data_path_choice(cluster_.config().data_path, choice);
+  const bool same_node = record_.node == hivecl::node_name();
+  if (same_node && choice != transport::DataPathChoice::mpi) transport::grant_peer_access(record_.pid);
+  const auto& probe = memory_probe();
+  return {.version = protocol_version, .watchdog_token = watchdog.token(), .host = hivecl::node_name(),
+          .pid = static_cast<int32_t>(::getpid()), .boot_id = transport::boot_id(),
+          .data_path = static_cast<uint8_t>(choice), .probe_address = reinterpret_cast<uint64_t>(probe.data()),
+          .probe = Bytes(probe.begin(), probe.end())};
+}
+
 void Connection::ensure_connected() {
   if (lost_) throw ClError{CL_DEVICE_NOT_AVAILABLE};
   std::lock_guard lock(connect_mutex_);
@@ -71,26 +101,33 @@ void Connection::connect() {
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   link_ = std::make_shared<transport::Link>(comm);
   engine_.listen(link_, transport::control_tag, false, [this](Bytes&& frame) { on_control(std::move(frame)); });
-  Hello::Request hello{.version = protocol_version, .watchdog_token = watchdog->token(),
-                       .host = node_name(), .pid = static_cast<int32_t>(::getpid())};
+  const Hello::Request request = hello(*watchdog);
   cluster_.monitor().watch(std::move(*watchdog), [this] { lose("its watchdog connection closed"); });
   cl_int status = CL_SUCCESS;
   try {
     auto pending = std::make_shared<PendingReply>();
-    send_request(Opcode::Hello, to_bytes(hello), pending);
+    send_request(Opcode::Hello, to_bytes(request), pending);
     status = pending->arrived.wait() == OpStatus::done ? pending->header.status : peer_lost_status;
-    if (status == CL_SUCCESS) {
-      Reader reader(pending->frame);
-      FrameHeader header;
-      Hello::Reply reply;
-      if (decode(reader, header) && decode(reader, reply)) session_ = reply.session;
-    }
+    if (status == CL_SUCCESS) accept_hello_reply(pending->frame);
   } catch (const ClError& error) {
     status = error.code;
   }
   if (status != CL_SUCCESS) fail("it refused the connection (status " + std::to_string(status) + ")");
   connected_ = true;
-  log::info("connected to proxy ", proxy, ", session ", session_);
+  log::info("connected to proxy ", proxy, ", session ", session_, "; data path ",
+            transport::data_path_name(data_path_), ", chunks of ", chunk_bytes_, " bytes");
+}
+
+void Connection::accept_hello_reply(const Bytes& frame) {
+  Reader reader(frame);
+  FrameHeader header;
+  Hello::Reply reply;
+  if (!decode(reader, header) || !decode(reader, reply) || !reader.at_end() || reply.chunk_bytes == 0 ||
+      reply.data_path > static_cast<uint8_t>(transport::DataPath::memory))
+    throw ClError{CL_INVALID_OPERATION};
+  session_ = reply.session;
+  data_path_ = static_cast<transport::DataPath>(reply.data_path);
+  chunk_bytes_ = reply.chunk_bytes;
 }
 
 uint64_t Connection::send_request(Opcode opcode, const Bytes& body, const std::shared_ptr<PendingReply>& pending) {
@@ -131,7 +168,7 @@ void Connection::on_control(Bytes&& frame) {
 }
 
 std::shared_ptr<Incoming> Connection::receive(uint64_t sequence, void* data, size_t size) {
-  return Incoming::start(engine_, link_, sequence, data, size, chunk_bytes_);
+  return Incoming::start(engine_, link_, sequence, data, moves_by_memory() ? 0 : size, chunk_bytes_);
 }
 
 void Connection::lose(const char* why, log::Level level) {

@@ -14,7 +14,9 @@
 #include "cl_error.hpp"
 #include "log.hpp"
 #include "protocol/messages.hpp"
+#include "transport/watchdog.hpp"
 #include "transport/engine.hpp"
+#include "transport/peer_memory.hpp"
 #include "transport/tags.hpp"
 
 namespace hivecl::icd {
@@ -49,6 +51,11 @@ class Connection {
   // or is gone (what a new context on its devices must answer).
   void ensure_connected();
   protocol::ObjectId new_id() { return next_id_.fetch_add(1); }
+  // How bulk data moves to and from this proxy (fixed at the handshake).
+  transport::DataPath data_path() const { return data_path_; }
+  bool moves_by_memory() const { return data_path_ == transport::DataPath::memory; }
+  // The data path's name, or "" before the connection is made.
+  const char* data_path_name() const { return connected_ ? transport::data_path_name(data_path_) : ""; }
 
   // Sends a request (and `bulk`, its data) and waits for the reply. A reply with an error
   // status throws ClError with that status, a lost proxy with peer_lost_status (calls on
@@ -64,7 +71,8 @@ class Connection {
   // Sends a request that has no reply.
   template <class M>
   void post(const typename M::Request& request);
-  // Receives the bulk data of request `sequence` into `data`.
+  // Receives the bulk data of request `sequence` into `data` (on the memory path the
+  // proxy writes it there itself; only the status comes).
   std::shared_ptr<Incoming> receive(uint64_t sequence, void* data, size_t size);
 
   // Says goodbye (waiting a little) and frees the link: the process is exiting.
@@ -82,6 +90,8 @@ class Connection {
   static typename M::Reply decode_reply(const PendingReply& pending);
 
   void connect();
+  protocol::Hello::Request hello(const transport::WatchdogConnection& watchdog) const;
+  void accept_hello_reply(const protocol::Bytes& frame);
   uint64_t send_request(protocol::Opcode opcode, const protocol::Bytes& body,
                         const std::shared_ptr<PendingReply>& pending);
   void on_control(protocol::Bytes&& frame);
@@ -89,7 +99,8 @@ class Connection {
 
   Cluster& cluster_;
   transport::Engine& engine_;
-  const size_t chunk_bytes_;
+  size_t chunk_bytes_;  // the proxy's, from Hello
+  transport::DataPath data_path_ = transport::DataPath::mpi;
   protocol::ProxyRecord record_;
   std::mutex connect_mutex_;
   std::atomic<bool> connected_{false};

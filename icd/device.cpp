@@ -198,6 +198,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_i
       std::memcpy(&available, native.value.data(), std::min(native.value.size(), sizeof available));
       return reply.scalar(cl_bool(available && device->connection->available()));
     }
+    if (param_name == CL_DEVICE_DATA_PATH_HIVECL) return reply.string(device->connection->data_path_name());
     const auto it = device->info.find(param_name);
     if (it == device->info.end()) throw ClError{CL_INVALID_VALUE};
     check(it->second.error);

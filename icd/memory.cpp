@@ -92,13 +92,20 @@ const _cl_mem* host_transfer_buffer(const EnqueuedCommand& command, cl_mem buffe
   return mem;
 }
 
-// Device data into host memory: the reply confirms the command, the data follows it.
+// The application's memory as the proxy names it on the memory data path (0: the data moves over MPI).
+uint64_t host_address(const Connection* connection, const void* pointer) {
+  return connection->moves_by_memory() ? reinterpret_cast<uint64_t>(pointer) : 0;
+}
+
+// Device data into host memory: the reply confirms the command, the data follows it
+// (over MPI, or written by the proxy itself on the memory path), then its status.
 void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, void* pointer,
                bool blocking, cl_command_type type) {
   uint64_t sequence = 0;
-  command.connection()->call<ReadBuffer>(
-      {.queue = command.queue()->id, .mem = mem->id, .offset = offset, .size = size, .tail = command.tail()}, {},
-      &sequence);
+  command.connection()->call<ReadBuffer>({.queue = command.queue()->id, .mem = mem->id, .offset = offset,
+                                          .size = size, .tail = command.tail(),
+                                          .host_address = host_address(command.connection(), pointer)},
+                                         {}, &sequence);
   auto incoming = command.connection()->receive(sequence, pointer, size);
   command.queue()->add_pending({incoming, command.position()});
   command.complete(type, incoming);
@@ -108,15 +115,19 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
   }
 }
 
-// Host memory to the device: returns once the proxy holds the data, so `pointer` may be reused.
+// Host memory to the device: returns once the proxy holds the data (in its staging ring, or
+// on the device), so `pointer` may be reused.
 // The data is taken now, not when the command runs: the reads it may depend on (earlier on
 // the queue, or in its wait list) must have filled the application's memory first.
 void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, const void* pointer,
                 cl_command_type type) {
   command.queue()->settle(command.position());  // their failures are theirs, not this write's
-  command.connection()->call<WriteBuffer>(
-      {.queue = command.queue()->id, .mem = mem->id, .offset = offset, .size = size, .tail = command.tail()},
-      {static_cast<const std::byte*>(pointer), size});
+  Connection* connection = command.connection();
+  const uint64_t address = host_address(connection, pointer);
+  const std::span<const std::byte> bulk(static_cast<const std::byte*>(pointer), address ? 0 : size);
+  connection->call<WriteBuffer>({.queue = command.queue()->id, .mem = mem->id, .offset = offset, .size = size,
+                                 .tail = command.tail(), .host_address = address},
+                                bulk);
   command.complete(type);
 }
 

@@ -15,17 +15,24 @@ void MpiClientLink::listen(std::function<void(Bytes&&)> on_frame) {
 
 void MpiClientLink::send_frame(Bytes&& frame) { engine_.send(link_, transport::control_tag, std::move(frame)); }
 
-void MpiClientLink::send_bulk(uint64_t sequence, std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) {
-  const int tag = transport::data_tag(sequence);
-  const size_t size = data->size;
-  for (size_t offset = 0; offset < size; offset += chunk)
-    engine_.send(link_, tag, data->data.get() + offset, std::min(chunk, size - offset),
-                 [data](OpStatus, Bytes&&) {});  // the lambda keeps the data alive until sent
+void MpiClientLink::send_chunk(uint64_t sequence, const std::byte* data, size_t size, std::function<void()> sent) {
+  engine_.send(link_, transport::data_tag(sequence), data, size,
+               [sent = std::move(sent)](OpStatus, Bytes&&) { sent(); });
+}
+
+std::shared_ptr<transport::Completion> MpiClientLink::receive_chunk(uint64_t sequence, std::byte* data, size_t size) {
+  auto completion = std::make_shared<transport::Completion>();
+  engine_.receive(link_, transport::data_tag(sequence), data, size,
+                  [completion](OpStatus status, Bytes&&) { completion->complete(status); });
+  return completion;
+}
+
+void MpiClientLink::send_status(uint64_t sequence, cl_int status) {
   Bytes end;
   end.reserve(sizeof status);  // GCC 12 warns (stringop-overflow) when the vector grows from empty here
   protocol::Writer writer(end);
   protocol::encode(writer, static_cast<int32_t>(status));
-  engine_.send(link_, tag, std::move(end));
+  engine_.send(link_, transport::data_tag(sequence), std::move(end));
 }
 
 bool MpiClientLink::receive_bulk(uint64_t sequence, std::byte* data, size_t size, size_t chunk) {

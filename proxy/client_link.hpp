@@ -30,8 +30,12 @@ class ClientLink {
   virtual void listen(std::function<void(protocol::Bytes&&)> on_frame) = 0;
   // Any thread; harmless once the client is gone.
   virtual void send_frame(protocol::Bytes&& frame) = 0;
-  // Sends `data` (kept alive until sent) as chunks on the data tag of `sequence`, then `status`.
-  virtual void send_bulk(uint64_t sequence, std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) = 0;
+  // Sends one chunk of request `sequence`'s data; `sent` runs when `data` may be reused.
+  virtual void send_chunk(uint64_t sequence, const std::byte* data, size_t size, std::function<void()> sent) = 0;
+  // Sends the status that follows request `sequence`'s data.
+  virtual void send_status(uint64_t sequence, cl_int status) = 0;
+  // Receives one chunk of request `sequence`'s data; the completion says whether it came.
+  virtual std::shared_ptr<transport::Completion> receive_chunk(uint64_t sequence, std::byte* data, size_t size) = 0;
   // Receives `size` bytes sent on the data tag of `sequence`; false when the client vanished.
   virtual bool receive_bulk(uint64_t sequence, std::byte* data, size_t size, size_t chunk) = 0;
   // Gives up everything in flight with this client.
@@ -45,7 +49,9 @@ class MpiClientLink final : public ClientLink {
   MpiClientLink(transport::Engine& engine, transport::LinkPtr link) : engine_(engine), link_(std::move(link)) {}
   void listen(std::function<void(protocol::Bytes&&)> on_frame) override;
   void send_frame(protocol::Bytes&& frame) override;
-  void send_bulk(uint64_t sequence, std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) override;
+  void send_chunk(uint64_t sequence, const std::byte* data, size_t size, std::function<void()> sent) override;
+  void send_status(uint64_t sequence, cl_int status) override;
+  std::shared_ptr<transport::Completion> receive_chunk(uint64_t sequence, std::byte* data, size_t size) override;
   bool receive_bulk(uint64_t sequence, std::byte* data, size_t size, size_t chunk) override;
   void forget() override;
 

@@ -24,6 +24,8 @@ inline constexpr bool replies_later<protocol::Finish> = true;
 template <>
 inline constexpr bool replies_later<protocol::WaitForEvents> = true;
 template <>
+inline constexpr bool replies_later<protocol::ReadBuffer> = true;
+template <>
 inline constexpr bool replies_later<protocol::WatchEvent> = true;
 
 namespace p = protocol;
@@ -37,7 +39,7 @@ p::CreateCommandQueue::Reply execute(Call&, const p::CreateCommandQueue::Request
 p::Flush::Reply execute(Call&, const p::Flush::Request&);
 void execute(Call&, const p::Finish::Request&, Replier later);
 p::CreateBuffer::Reply execute(Call&, const p::CreateBuffer::Request&);
-p::ReadBuffer::Reply execute(Call&, const p::ReadBuffer::Request&);
+void execute(Call&, const p::ReadBuffer::Request&, Replier later);
 p::WriteBuffer::Reply execute(Call&, const p::WriteBuffer::Request&);
 p::CopyBuffer::Reply execute(Call&, const p::CopyBuffer::Request&);
 p::FillBuffer::Reply execute(Call&, const p::FillBuffer::Request&);

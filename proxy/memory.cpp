@@ -2,7 +2,11 @@
 #include <CL/cl.h>
 
 #include <algorithm>
+#include <deque>
+#include <map>
+#include <mutex>
 
+#include "log.hpp"
 #include "proxy/executors.hpp"
 
 namespace hivecl::proxy {
@@ -68,31 +72,227 @@ CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   return {};
 }
 
-// The device writes into staging memory; when it is done, a callback sends the data
-// (and the command's status) to the client on the request's data tag.
-ReadBuffer::Reply execute(Call& call, const ReadBuffer::Request& request) {
+namespace {
+
+// The staging ring of the context of `queue`.
+StagingRing& staging_of(Session& session, cl_command_queue queue) {
+  cl_context context = nullptr;
+  cl_device_id device = nullptr;
+  check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr));
+  check(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr));
+  return session.staging(context, device);
+}
+
+// A client may name its own memory only on the memory data path.
+void check_data_path(Session& session, uint64_t host_address) {
+  if (host_address && session.data_path().kind() != transport::DataPath::memory) throw ClError{CL_INVALID_VALUE};
+}
+
+// The event of a command made of several chunk commands: a marker after all of them
+// (the only one when there is one). Consumes the chunk events.
+cl_event command_event(cl_command_queue queue, std::vector<cl_event>& chunks) {
+  if (chunks.size() == 1) return chunks.front();
+  cl_event event = nullptr;
+  const cl_int status =
+      clEnqueueMarkerWithWaitList(queue, static_cast<cl_uint>(chunks.size()), chunks.data(), &event);
+  for (cl_event chunk : chunks) clReleaseEvent(chunk);
+  check(status);
+  return event;
+}
+
+// One chunk of a write on its way into a staging slot.
+struct Arriving {
+  uint64_t offset;
+  size_t size;
+  StagingRing::Slot slot;
+  std::shared_ptr<transport::Completion> arrived;
+};
+
+// A write's data, chunk by chunk through the staging ring: while chunk i goes to the
+// device, chunk i+1 arrives (on the MPI path, every free slot has a chunk on its way).
+// Every chunk is taken even after a failure, so the data stream stays in step.
+class WritePipeline {
+ public:
+  WritePipeline(Call& call, const WriteBuffer::Request& request, const Enqueue& enqueue, cl_mem mem)
+      : call_(call), request_(request), enqueue_(enqueue), mem_(mem),
+        ring_(staging_of(call.session, enqueue.queue)), path_(call.session.data_path()) {}
+
+  // The command's event; ClError when a chunk could not be enqueued or did not arrive.
+  cl_event run() {
+    const bool ahead = path_.kind() == transport::DataPath::mpi;
+    uint64_t next = 0;
+    while (next < request_.size || !arriving_.empty()) {
+      StagingRing::Slot slot{};
+      const bool room = arriving_.empty() ? (slot = ring_.acquire(), true) : ahead && ring_.try_acquire(slot);
+      if (next < request_.size && room) {
+        const size_t size = std::min<uint64_t>(ring_.slot_bytes(), request_.size - next);
+        arriving_.push_back({next, size, slot, path_.fetch(call_.sequence, request_.host_address, next, slot.data, size)});
+        next += size;
+        continue;
+      }
+      if (room) ring_.release(slot);
+      if (!take_arrived()) next = request_.size;  // the client is gone: nothing more will come
+    }
+    call_.bulk_consumed = true;
+    if (failure_ != CL_SUCCESS) {
+      for (cl_event chunk : chunks_) clReleaseEvent(chunk);
+      throw ClError{failure_};
+    }
+    return command_event(enqueue_.queue, chunks_);
+  }
+
+ private:
+  // Sends the oldest arriving chunk to the device; false if it never came.
+  bool take_arrived() {
+    const Arriving piece = arriving_.front();
+    arriving_.pop_front();
+    if (piece.arrived->wait() != transport::OpStatus::done) {
+      ring_.release(piece.slot);
+      failure_ = peer_lost_status;
+      return false;
+    }
+    if (failure_ == CL_SUCCESS) failure_ = enqueue_chunk(piece);
+    if (failure_ != CL_SUCCESS) ring_.release(piece.slot);
+    return true;
+  }
+
+  cl_int enqueue_chunk(const Arriving& piece) {
+    cl_event event = nullptr;
+    const cl_int status = clEnqueueWriteBuffer(enqueue_.queue, mem_, CL_FALSE, request_.offset + piece.offset,
+                                               piece.size, piece.slot.data, enqueue_.wait_count(),
+                                               enqueue_.wait_list(), &event);
+    if (status != CL_SUCCESS) return status;
+    clFlush(enqueue_.queue);
+    when_complete(event, [&ring = ring_, slot = piece.slot](cl_int) { ring.release(slot); });
+    chunks_.push_back(event);
+    return CL_SUCCESS;
+  }
+
+  Call& call_;
+  const WriteBuffer::Request& request_;
+  const Enqueue& enqueue_;
+  cl_mem mem_;
+  StagingRing& ring_;
+  DataPath& path_;
+  std::deque<Arriving> arriving_;
+  std::vector<cl_event> chunks_;
+  cl_int failure_ = CL_SUCCESS;
+};
+
+// A read's chunks as the device fills their staging slots: handed to the client in
+// order (the MPI path needs it), then the read's status on the data tag.
+class ReadDelivery {
+ public:
+  ReadDelivery(Session& session, const ReadBuffer::Request& request, StagingRing& ring, size_t chunks,
+               const Replier& replier)
+      : replier_(replier), path_(session.data_path()), ring_(ring), sequence_(replier.sequence()),
+        host_address_(request.host_address), chunks_(chunks) {}
+  // A chunk's slot was filled (or failed with `status`) by the device.
+  void filled(size_t index, uint64_t offset, size_t size, StagingRing::Slot slot, cl_int status) {
+    std::lock_guard lock(mutex_);
+    if (status < 0 && status_ == CL_SUCCESS) status_ = status;
+    ready_.emplace(index, Ready{offset, size, slot});
+    for (auto it = ready_.find(next_); it != ready_.end(); it = ready_.find(next_)) {
+      const Ready chunk = it->second;
+      ready_.erase(it);
+      ++next_;
+      path_.deliver(sequence_, host_address_, chunk.offset, chunk.slot.data, chunk.size,
+                    [&ring = ring_, slot = chunk.slot] { ring.release(slot); });
+    }
+    if (next_ == chunks_) replier_.send_status(status_);
+  }
+  // The chunks after `count` were never enqueued: the read ends with `status`.
+  void truncate(size_t count, cl_int status) {
+    std::lock_guard lock(mutex_);
+    chunks_ = count;
+    if (status_ == CL_SUCCESS) status_ = status;
+    if (next_ == chunks_) replier_.send_status(status_);
+  }
+
+ private:
+  struct Ready {
+    uint64_t offset;
+    size_t size;
+    StagingRing::Slot slot;
+  };
+  std::mutex mutex_;
+  const Replier replier_;
+  DataPath& path_;
+  StagingRing& ring_;
+  const uint64_t sequence_;
+  const uint64_t host_address_;
+  size_t chunks_;
+  size_t next_ = 0;
+  std::map<size_t, Ready> ready_;
+  cl_int status_ = CL_SUCCESS;
+};
+
+// The native command of a transfer of nothing, for its checks and event.
+template <class Native>
+cl_event enqueue_empty(Native native, const Enqueue& enqueue, cl_mem mem, uint64_t offset) {
+  static std::byte nothing;
+  cl_event event = nullptr;
+  check(native(enqueue.queue, mem, CL_FALSE, offset, 0, &nothing, enqueue.wait_count(), enqueue.wait_list(), &event));
+  return event;
+}
+
+}  // namespace
+
+// The device fills staging slots chunk by chunk; each filled chunk goes to the client
+// (and its slot back to the ring), then the read's status follows on the data tag. The
+// reply comes once the first chunk is enqueued: the client then expects the data, and
+// on the MPI path a read larger than the ring waits for the client to take chunks.
+void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
   Session& session = call.session;
   const auto [enqueue, mem] = prepare_transfer(call, request);
-  auto staging = std::make_shared<HostBuffer>(request.size);
-  cl_event event = nullptr;
-  check(clEnqueueReadBuffer(enqueue.queue, mem, CL_FALSE, request.offset, request.size, staging->data.get(),
-                            enqueue.wait_count(), enqueue.wait_list(), &event));
-  when_complete(event, [replier = session.replier(call.sequence), staging, chunk = session.chunk_bytes()](
-                           cl_int status) { replier.send_bulk(staging, chunk, status); });
-  keep_event(call, request.tail.event, event);
-  check(clFlush(enqueue.queue));
-  return {};
+  check_data_path(session, request.host_address);
+  if (request.size == 0) {
+    keep_event(call, request.tail.event, enqueue_empty(clEnqueueReadBuffer, enqueue, mem, request.offset));
+    later.reply<ReadBuffer>(CL_SUCCESS);
+    later.send_status(CL_SUCCESS);
+    return;
+  }
+  StagingRing& ring = staging_of(session, enqueue.queue);
+  const size_t count = (request.size + ring.slot_bytes() - 1) / ring.slot_bytes();
+  auto delivery = std::make_shared<ReadDelivery>(session, request, ring, count, later);
+  std::vector<cl_event> chunks;
+  for (size_t index = 0; index < count; ++index) {
+    const uint64_t offset = index * ring.slot_bytes();
+    const size_t size = std::min<uint64_t>(ring.slot_bytes(), request.size - offset);
+    const StagingRing::Slot slot = ring.acquire();
+    cl_event event = nullptr;
+    const cl_int status = clEnqueueReadBuffer(enqueue.queue, mem, CL_FALSE, request.offset + offset, size, slot.data,
+                                              enqueue.wait_count(), enqueue.wait_list(), &event);
+    if (status != CL_SUCCESS) {
+      ring.release(slot);
+      if (index == 0) throw ClError{status};  // nothing started: the reply says it
+      delivery->truncate(index, status);
+      break;
+    }
+    clFlush(enqueue.queue);
+    when_complete(event, [delivery, index, offset, size, slot](cl_int done) {
+      delivery->filled(index, offset, size, slot, done);
+    });
+    chunks.push_back(event);
+    if (index == 0) later.reply<ReadBuffer>(CL_SUCCESS);
+  }
+  try {
+    keep_event(call, request.tail.event, command_event(enqueue.queue, chunks));
+  } catch (const ClError& error) {
+    log::warn("session ", session.number(), ": read event lost (", error.code, ")");
+  }
 }
 
 WriteBuffer::Reply execute(Call& call, const WriteBuffer::Request& request) {
   const auto [enqueue, mem] = prepare_transfer(call, request);
-  auto data = call.session.receive_bulk(call.sequence, request.size);
-  call.bulk_consumed = true;
-  cl_event event = nullptr;
-  check(clEnqueueWriteBuffer(enqueue.queue, mem, CL_FALSE, request.offset, request.size, data->data.get(),
-                             enqueue.wait_count(), enqueue.wait_list(), &event));
-  when_complete(event, [data](cl_int) {});  // keeps the staging memory until the device has it
-  keep_event(call, request.tail.event, event);
+  check_data_path(call.session, request.host_address);
+  if (request.size == 0) {
+    call.bulk_consumed = true;
+    keep_event(call, request.tail.event, enqueue_empty(clEnqueueWriteBuffer, enqueue, mem, request.offset));
+    return {};
+  }
+  WritePipeline pipeline(call, request, enqueue, mem);
+  keep_event(call, request.tail.event, pipeline.run());
   return {};
 }
 

@@ -11,11 +11,14 @@ namespace hivecl::proxy {
 
 using namespace protocol;
 
+void Replier::send_status(cl_int status) const { link_->send_status(sequence_, status); }
+
 Session::Session(uint32_t number, ClientLinkPtr link, Server& server)
     : number_(number),
       link_(std::move(link)),
       server_(server),
-      usage_(server.config().session_max_objects, server.config().session_max_memory_bytes) {}
+      usage_(server.config().session_max_objects, server.config().session_max_memory_bytes),
+      data_path_(std::make_unique<MpiDataPath>(link_)) {}
 
 Session::~Session() {
   if (worker_.joinable()) worker_.join();
@@ -43,6 +46,31 @@ void Session::lose() {
 Replier Session::replier(uint64_t sequence) const { return Replier(link_, sequence, statistics_); }
 
 size_t Session::chunk_bytes() const { return server_.config().chunk_bytes; }
+
+void Session::choose_data_path(const Hello::Request& hello) {
+  data_path_ = proxy::choose_data_path(hello, number_, link_, server_.config().copy_threads);
+}
+
+StagingRing& Session::staging(cl_context context, cl_device_id device) {
+  std::lock_guard lock(staging_mutex_);
+  auto& ring = staging_[context];
+  if (!ring) ring = std::make_unique<StagingRing>(context, device, server_.config().staging_slots, chunk_bytes());
+  return *ring;
+}
+
+// The ring holds the context: it goes with the application's last reference, once its
+// transfers have given back their slots.
+void Session::drop_staging(cl_context context) {
+  std::unique_ptr<StagingRing> ring;
+  {
+    std::lock_guard lock(staging_mutex_);
+    const auto it = staging_.find(context);
+    if (it == staging_.end()) return;
+    ring = std::move(it->second);
+    staging_.erase(it);
+  }
+  retire(std::move(ring));
+}
 
 cl_device_id Session::device(ObjectId id) const {
   const auto& devices = server_.devices();
@@ -119,6 +147,7 @@ void Session::release(ObjectKind kind, ObjectId id) {
     return;
   }
   usage_.remove(entry->device_bytes);
+  if (kind == ObjectKind::context) drop_staging(static_cast<cl_context>(entry->native));
   release_native(kind, entry->native);
 }
 
@@ -266,6 +295,8 @@ void Session::teardown() {
     release_native(entry.kind, entry.native);
     usage_.remove(entry.device_bytes);
   }
+  for (auto& [context, ring] : staging_) retire(std::move(ring));
+  staging_.clear();
   log::info("disconnected: released ", objects.size(), " objects; holds ", usage_.objects(),
             " objects, ", usage_.memory_bytes(), " buffer bytes");
   finished_ = true;
@@ -288,7 +319,10 @@ Hello::Reply execute(Call& call, const Hello::Request& request) {
   }
   call.session.set_greeted(request.host, request.pid);
   log::info("connected: client ", request.host, " pid ", request.pid);
-  return {.session = call.session.number()};
+  call.session.choose_data_path(request);
+  return {.session = call.session.number(),
+          .data_path = static_cast<uint8_t>(call.session.data_path().kind()),
+          .chunk_bytes = call.session.chunk_bytes()};
 }
 
 Goodbye::Reply execute(Call& call, const Goodbye::Request&) {

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +21,8 @@
 #include "handle_table.hpp"
 #include "protocol/messages.hpp"
 #include "proxy/client_link.hpp"
+#include "proxy/data_path.hpp"
+#include "proxy/staging.hpp"
 #include "proxy/statistics.hpp"
 #include "proxy/usage.hpp"
 
@@ -43,11 +46,8 @@ class Replier {
     if (status == CL_SUCCESS) protocol::encode(writer, reply);
     link_->send_frame(std::move(frame));
   }
-  // Sends `data` (kept alive until sent) as chunks on this request's data tag, then `status`.
-  void send_bulk(std::shared_ptr<HostBuffer> data, size_t chunk, cl_int status) const {
-    statistics_->count_to_client(data->size);
-    link_->send_bulk(sequence_, std::move(data), chunk, status);
-  }
+  // Sends the status of a transfer to the client on this request's data tag, after its data.
+  void send_status(cl_int status) const;
   uint64_t sequence() const { return sequence_; }
 
  private:
@@ -100,6 +100,11 @@ class Session {
     statistics_->set_client(std::move(client_host), client_pid);
     greeted_ = true;
   }
+  // How bulk data moves to and from this client (MPI until Hello chooses).
+  DataPath& data_path() { return *data_path_; }
+  void choose_data_path(const protocol::Hello::Request& hello);
+  // The staging ring of a native context, made at its first transfer.
+  StagingRing& staging(cl_context context, cl_device_id device);
   bool greeted() const { return greeted_; }
   void end() { ending_ = true; }
   // A user event of this session: failed at teardown if the client never set it, so that the
@@ -111,6 +116,7 @@ class Session {
   void handle(const protocol::Bytes& frame);
   bool next_frame(protocol::Bytes& frame);
   void teardown();
+  void drop_staging(cl_context context);
 
   const uint32_t number_;
   ClientLinkPtr link_;
@@ -127,6 +133,9 @@ class Session {
   std::atomic<bool> finished_{false};
   bool greeted_ = false;
   bool ending_ = false;
+  std::unique_ptr<DataPath> data_path_;
+  std::mutex staging_mutex_;
+  std::map<cl_context, std::unique_ptr<StagingRing>> staging_;
 };
 
 template <class T>

@@ -11,6 +11,7 @@
 
 #include "hivecl_build_config.hpp"
 #include "log.hpp"
+#include "transport/peer_memory.hpp"
 
 namespace hivecl {
 namespace {
@@ -82,6 +83,14 @@ const std::map<std::string, Setter>& setters() {
       {"connect_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.connect_timeout); }},
       {"poll_spin_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_spin); }},
       {"chunk_bytes", [](Config& c, const std::string& v) { return parse_u64(v, c.chunk_bytes, 4096, 1u << 30); }},
+      {"data_path", [](Config& c, const std::string& v) {
+         transport::DataPathChoice choice;
+         if (!transport::parse_data_path_choice(v, choice)) return false;
+         c.data_path = v;
+         return true;
+       }},
+      {"staging_slots", [](Config& c, const std::string& v) { return parse_u64(v, c.staging_slots, 1, 1024); }},
+      {"copy_threads", [](Config& c, const std::string& v) { return parse_u64(v, c.copy_threads, 0, 256); }},
       {"max_message_bytes",
        [](Config& c, const std::string& v) { return parse_u64(v, c.max_message_bytes, 65536, (1ull << 31) - 1); }},
       {"proxy_platform", [](Config& c, const std::string& v) { c.proxy_platform = v; return true; }},
@@ -148,6 +157,9 @@ std::string Config::describe() const {
        << "connect_timeout_ms = " << connect_timeout.count() << "\n"
        << "poll_spin_us = " << poll_spin.count() << "\n"
        << "chunk_bytes = " << chunk_bytes << "\n"
+       << "data_path = " << data_path << "\n"
+       << "staging_slots = " << staging_slots << "\n"
+       << "copy_threads = " << copy_threads << "\n"
        << "max_message_bytes = " << max_message_bytes << "\n"
        << "proxy_platform = " << proxy_platform << "\n"
        << "proxy_device_type = " << proxy_device_type << "\n"

@@ -24,7 +24,10 @@ struct Config {
   std::chrono::milliseconds peer_timeout{5000};     // a silent peer is declared dead after this
   std::chrono::milliseconds connect_timeout{10000}; // connecting to a proxy gives up after this
   std::chrono::microseconds poll_spin{2000};        // busy polling before backing off to sleeps
-  uint64_t chunk_bytes = 4u << 20;      // bulk data moves in messages of this size
+  uint64_t chunk_bytes = 4u << 20;      // bulk data moves in pieces (staging slots, MPI messages) of this size
+  std::string data_path = "auto";       // client: auto, mpi or memory (same node: the proxy copies directly)
+  uint64_t staging_slots = 4;           // proxy: staging slots of chunk_bytes per context (1: no pipeline)
+  uint64_t copy_threads = 0;            // proxy: threads per same-node copy (0: by the number of cores)
   uint64_t max_message_bytes = 256u << 20;  // largest control message accepted
   std::string proxy_platform;           // proxy: serve only platforms whose name contains this
   std::string proxy_device_type = "all";  // proxy: all, gpu, cpu, accelerator

@@ -7,4 +7,9 @@
  * with Khronos; it sits at the top of the vendor-extension range. */
 #define CL_DEVICE_NODE_NAME_HIVECL 0x4FF0
 
+/* clGetDeviceInfo: how bulk data moves between this process and the device's proxy, as a
+ * NUL-terminated string: "memory" (same node: the proxy copies the application's memory
+ * directly), "mpi", or "" while no context has connected to the proxy yet. */
+#define CL_DEVICE_DATA_PATH_HIVECL 0x4FF1
+
 #endif

@@ -15,7 +15,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 2;
+inline constexpr uint32_t protocol_version = 3;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -74,11 +74,19 @@ struct Hello {
     Bytes watchdog_token;  // proves this MPI connection belongs to that watchdog socket
     std::string host;
     int32_t pid = 0;
-    HIVECL_FIELDS(version, watchdog_token, host, pid)
+    // The same-node data path (transport/peer_memory.hpp): the client's boot, what it asks
+    // for, and a probe (bytes at an address of the client) the proxy must read to use it.
+    std::string boot_id;
+    uint8_t data_path = 0;  // transport::DataPathChoice
+    uint64_t probe_address = 0;
+    Bytes probe;
+    HIVECL_FIELDS(version, watchdog_token, host, pid, boot_id, data_path, probe_address, probe)
   };
   struct Reply {
     uint32_t session = 0;
-    HIVECL_FIELDS(session)
+    uint8_t data_path = 0;     // transport::DataPath the proxy chose
+    uint64_t chunk_bytes = 0;  // size of the bulk data messages on the MPI path
+    HIVECL_FIELDS(session, data_path, chunk_bytes)
   };
 };
 
@@ -197,8 +205,9 @@ struct ReadBuffer {
     uint64_t offset = 0;
     uint64_t size = 0;
     EnqueueTail tail;
-    HIVECL_FIELDS(queue, mem, offset, size, tail)
-    uint64_t bulk_bytes() const { return size; }
+    uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
+    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address)
+    uint64_t bulk_bytes() const { return host_address ? 0 : size; }
   };
   using Reply = Empty;
 };
@@ -211,8 +220,9 @@ struct WriteBuffer {
     uint64_t offset = 0;
     uint64_t size = 0;
     EnqueueTail tail;
-    HIVECL_FIELDS(queue, mem, offset, size, tail)
-    uint64_t bulk_bytes() const { return size; }
+    uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
+    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address)
+    uint64_t bulk_bytes() const { return host_address ? 0 : size; }
   };
   using Reply = Empty;
 };

@@ -228,6 +228,53 @@ DIFFERENTIAL_TEST(initial_contents, "Buffers made from host memory start with it
 
 // --- reads and writes ------------------------------------------------------------------
 
+// Non-blocking transfers larger than HiveCL's staging ring (4 slots of 4 MiB by default) in
+// flight together: their chunks share the ring (large_transfers below: blocking ones).
+DIFFERENTIAL_TEST(transfers_in_flight, "Non-blocking transfers in flight together keep every byte in place",
+                  "[memory]") {
+  const Setup setup = make_setup(probe);
+  constexpr size_t size = (21u << 20) + 12345;
+  const Buffer buffer = make_buffer(setup.context, CL_MEM_READ_WRITE, size);
+  Bytes expected = sample(size, 8);
+  probe.status("write", clEnqueueWriteBuffer(setup.queue, buffer, CL_TRUE, 0, size, expected.data(), 0, nullptr,
+                                             nullptr));
+  const Bytes patch = sample((9u << 20) + 7, 9);
+  constexpr size_t patch_at = (3u << 20) + 4093;
+  probe.status("write across chunks", clEnqueueWriteBuffer(setup.queue, buffer, CL_FALSE, patch_at, patch.size(),
+                                                           patch.data(), 0, nullptr, nullptr));
+  std::copy(patch.begin(), patch.end(), expected.begin() + patch_at);
+  Bytes whole(size), part((13u << 20) + 1);
+  constexpr size_t part_at = (2u << 20) + 1;
+  probe.status("read", clEnqueueReadBuffer(setup.queue, buffer, CL_FALSE, 0, size, whole.data(), 0, nullptr,
+                                           nullptr));
+  probe.status("read across chunks", clEnqueueReadBuffer(setup.queue, buffer, CL_FALSE, part_at, part.size(),
+                                                         part.data(), 0, nullptr, nullptr));
+  probe.status("finish", clFinish(setup.queue));
+  record_data(probe, "whole buffer", whole, expected);
+  record_data(probe, "part", part, slice(expected, part_at, part.size()));
+}
+
+// A write larger than HiveCL's staging ring, held back by a user event that only a later
+// call sets: the proxy must not wait for slots that the device cannot give back yet.
+DIFFERENTIAL_TEST(gated_large_write, "A large write waiting for a user event completes once it is set", "[memory]") {
+  const Setup setup = make_setup(probe);
+  constexpr size_t size = (24u << 20) + 5;
+  const Buffer buffer = make_buffer(setup.context, CL_MEM_READ_WRITE, size);
+  const Bytes data = sample(size, 10);
+  cl_int status = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(setup.context, &status);
+  REQUIRE(status == CL_SUCCESS);
+  probe.status("gated write", clEnqueueWriteBuffer(setup.queue, buffer, CL_FALSE, 0, size, data.data(), 1, &gate,
+                                                   nullptr));
+  Bytes back(size);
+  probe.status("read after it", clEnqueueReadBuffer(setup.queue, buffer, CL_FALSE, 0, size, back.data(), 0, nullptr,
+                                                    nullptr));
+  probe.status("open the gate", clSetUserEventStatus(gate, CL_COMPLETE));
+  probe.status("finish", clFinish(setup.queue));
+  record_data(probe, "read back", back, data);
+  clReleaseEvent(gate);
+}
+
 DIFFERENTIAL_TEST(write_read, "clEnqueueWriteBuffer and clEnqueueReadBuffer move data, blocking or not", "[memory]") {
   const Setup setup = make_setup(probe);
   constexpr size_t size = 1024;

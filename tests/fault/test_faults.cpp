@@ -2,6 +2,7 @@
 // proxy releases its session and keeps serving), and a proxy killed under a client (every
 // call fails within the peer timeout, nothing hangs). Runs under tests/with-cluster.sh.
 #include <CL/cl.h>
+#include <CL/cl_hivecl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -294,6 +295,11 @@ TEST_CASE("a proxy killed under a client fails its calls within the peer timeout
   const size_t size = 32u << 20;
   cl_mem buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, size, nullptr, &status);
   REQUIRE(status == CL_SUCCESS);
+  // The data path under test: memory (HiveCL's choice on one node) unless MPI is forced.
+  char path[16] = {};
+  REQUIRE(clGetDeviceInfo(device, CL_DEVICE_DATA_PATH_HIVECL, sizeof path, path, nullptr) == CL_SUCCESS);
+  const char* forced = std::getenv("HIVECL_DATA_PATH");
+  CHECK(std::string(path) == (forced && std::string(forced) == "mpi" ? "mpi" : "memory"));
   cl_event marker = nullptr;
   REQUIRE(clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker) == CL_SUCCESS);
 

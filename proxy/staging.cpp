@@ -1,0 +1,95 @@
+#include "proxy/staging.hpp"
+
+#include <chrono>
+#include <utility>
+
+#include "log.hpp"
+
+namespace hivecl::proxy {
+
+StagingRing::StagingRing(cl_context context, cl_device_id device, size_t slots, size_t slot_bytes)
+    : slot_bytes_(slot_bytes), count_(slots) {
+  if (!map_runtime_memory(context, device)) {
+    log::warn("staging: the runtime gave no mappable host buffer of ", slots * slot_bytes,
+              " bytes; using ordinary memory");
+    fallback_.reset(new std::byte[slots * slot_bytes]);
+    base_ = fallback_.get();
+  }
+  for (size_t i = slots; i-- > 0;) free_.push_back(i);
+  log::debug("staging: ", slots, " slots of ", slot_bytes, " bytes");
+}
+
+bool StagingRing::map_runtime_memory(cl_context context, cl_device_id device) {
+  cl_int status = CL_SUCCESS;
+  queue_ = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
+  if (status != CL_SUCCESS) return false;
+  buffer_ = clCreateBuffer(context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, count_ * slot_bytes_, nullptr, &status);
+  if (status != CL_SUCCESS) return false;
+  void* mapped = clEnqueueMapBuffer(queue_, buffer_, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, count_ * slot_bytes_, 0,
+                                    nullptr, nullptr, &status);
+  if (status != CL_SUCCESS) return false;
+  base_ = static_cast<std::byte*>(mapped);
+  return true;
+}
+
+bool StagingRing::wait_idle(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return freed_.wait_for(lock, timeout, [&] { return free_.size() == count_; });
+}
+
+void retire(std::unique_ptr<StagingRing> ring) {
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<StagingRing>> kept;
+  if (!ring || ring->wait_idle(std::chrono::seconds(2))) return;
+  log::warn("staging: slots still in use by commands that never completed; keeping their ring");
+  std::lock_guard lock(mutex);
+  kept.push_back(std::move(ring));
+}
+
+StagingRing::~StagingRing() {
+  if (buffer_ && base_ && !fallback_) {
+    clEnqueueUnmapMemObject(queue_, buffer_, base_, 0, nullptr, nullptr);
+    clFinish(queue_);
+  }
+  if (buffer_) clReleaseMemObject(buffer_);
+  if (queue_) clReleaseCommandQueue(queue_);
+}
+
+namespace {
+
+// Far longer than a device takes for a chunk, short enough for a stalled one to go unnoticed.
+constexpr auto stall_timeout = std::chrono::milliseconds(100);
+
+}  // namespace
+
+StagingRing::Slot StagingRing::acquire() {
+  std::unique_lock lock(mutex_);
+  if (!freed_.wait_for(lock, stall_timeout, [&] { return !free_.empty(); })) {
+    if (!std::exchange(warned_, true))
+      log::info("staging: the device made no progress for ", stall_timeout.count(),
+                " ms with every slot busy (a user event?); chunks use memory of their own meanwhile");
+    std::shared_ptr<std::byte[]> own(new std::byte[slot_bytes_]);
+    return {count_, own.get(), own};
+  }
+  const size_t index = free_.back();
+  free_.pop_back();
+  return {index, base_ + index * slot_bytes_, nullptr};
+}
+
+bool StagingRing::try_acquire(Slot& slot) {
+  std::lock_guard lock(mutex_);
+  if (free_.empty()) return false;
+  const size_t index = free_.back();
+  free_.pop_back();
+  slot = {index, base_ + index * slot_bytes_, nullptr};
+  return true;
+}
+
+void StagingRing::release(const Slot& slot) {
+  if (slot.overflow) return;  // freed with the last copy of the slot
+  std::lock_guard lock(mutex_);  // notified under the lock: the destructor may run right after
+  free_.push_back(slot.index);
+  freed_.notify_all();
+}
+
+}  // namespace hivecl::proxy

@@ -1,0 +1,68 @@
+// The proxy's staging ring: per native context, K slots of B bytes of host memory that
+// the native runtime allocated itself (a CL_MEM_ALLOC_HOST_PTR buffer mapped once,
+// which NVIDIA's driver page-locks), so the device moves them at page-locked speed.
+// A transfer takes a slot per chunk: chunk i+1 arrives in one slot while chunk i goes
+// to the device from another; taking a slot waits while all are busy (back-pressure),
+// so a transfer of any size uses at most K*B bytes while the device makes progress.
+// A device that makes none for a while (commands waiting for a user event that only a later
+// request of the same session will set) gets chunks in memory of their own instead, so the
+// session never waits for itself.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace hivecl::proxy {
+
+class StagingRing;
+
+// Destroys a ring once its slots are back. Some runtimes (PoCL 3.1) never call back for a
+// command whose wait list failed: such a ring's slots never return, and it is kept (never
+// freed) rather than have a late callback touch freed memory.
+void retire(std::unique_ptr<StagingRing> ring);
+
+class StagingRing {
+ public:
+  struct Slot {
+    size_t index;
+    std::byte* data;
+    std::shared_ptr<std::byte[]> overflow;  // set for memory of its own, outside the ring
+  };
+
+  // Falls back to ordinary memory (and says so) where the runtime cannot map such a buffer.
+  StagingRing(cl_context context, cl_device_id device, size_t slots, size_t slot_bytes);
+  StagingRing(const StagingRing&) = delete;
+  StagingRing& operator=(const StagingRing&) = delete;
+  ~StagingRing();
+  // Waits at most `timeout` for every slot to come back; false if some did not.
+  bool wait_idle(std::chrono::milliseconds timeout);
+
+  size_t slot_bytes() const { return slot_bytes_; }
+  // Waits for a free slot; memory of its own after `stall_timeout` without one.
+  Slot acquire();
+  // A free slot if there is one.
+  bool try_acquire(Slot& slot);
+  void release(const Slot& slot);
+
+ private:
+  bool map_runtime_memory(cl_context context, cl_device_id device);
+
+  size_t slot_bytes_;
+  std::byte* base_ = nullptr;
+  std::unique_ptr<std::byte[]> fallback_;
+  cl_mem buffer_ = nullptr;
+  cl_command_queue queue_ = nullptr;
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::vector<size_t> free_;
+  size_t count_;
+  bool warned_ = false;
+};
+
+}  // namespace hivecl::proxy

@@ -1,0 +1,140 @@
+#include "transport/peer_memory.hpp"
+
+#include <sys/prctl.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <fstream>
+
+namespace hivecl::transport {
+
+const char* data_path_name(DataPath path) { return path == DataPath::memory ? "memory" : "mpi"; }
+
+bool parse_data_path_choice(const std::string& text, DataPathChoice& out) {
+  if (text == "auto") out = DataPathChoice::automatic;
+  else if (text == "mpi") out = DataPathChoice::mpi;
+  else if (text == "memory" || text == "shm") out = DataPathChoice::memory;
+  else return false;
+  return true;
+}
+
+std::string boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+void grant_peer_access(pid_t proxy_pid) {
+  static std::atomic<pid_t> granted{0};
+  pid_t none = 0;
+  if (granted.compare_exchange_strong(none, proxy_pid)) prctl(PR_SET_PTRACER, static_cast<unsigned long>(proxy_pid));
+}
+
+CopyTeam::CopyTeam(size_t threads) {
+  for (size_t i = 1; i < std::max<size_t>(threads, 1); ++i) helpers_.emplace_back([this] { help(); });
+}
+
+CopyTeam::~CopyTeam() {
+  {
+    std::lock_guard lock(job_mutex_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& helper : helpers_) helper.join();
+}
+
+bool CopyTeam::take_part(size_t& index) {
+  if (!part_ || next_ >= parts_) return false;
+  index = next_++;
+  return true;
+}
+
+void CopyTeam::run(size_t parts, const std::function<void(size_t)>& part) {
+  if (helpers_.empty() || parts <= 1) {
+    for (size_t i = 0; i < parts; ++i) part(i);
+    return;
+  }
+  std::lock_guard one_job(mutex_);
+  std::unique_lock lock(job_mutex_);
+  part_ = &part;
+  parts_ = parts;
+  next_ = finished_ = 0;
+  ++generation_;
+  work_cv_.notify_all();
+  for (size_t index = 0; take_part(index);) {
+    lock.unlock();
+    part(index);
+    lock.lock();
+    ++finished_;
+  }
+  done_cv_.wait(lock, [&] { return finished_ == parts_; });
+  part_ = nullptr;
+}
+
+void CopyTeam::help() {
+  std::unique_lock lock(job_mutex_);
+  uint64_t seen = 0;
+  while (true) {
+    work_cv_.wait(lock, [&] { return stopping_ || (part_ && generation_ != seen && next_ < parts_); });
+    if (stopping_) return;
+    seen = generation_;
+    const auto* part = part_;
+    for (size_t index = 0; take_part(index);) {
+      lock.unlock();
+      (*part)(index);
+      lock.lock();
+      if (++finished_ == parts_) done_cv_.notify_all();
+    }
+  }
+}
+
+namespace {
+
+// Below this a copy is not worth splitting across threads.
+constexpr size_t min_part_bytes = 256u << 10;
+
+// One process_vm_readv/writev call moves at most what the kernel accepts at once; loop on partial copies.
+bool copy_part(pid_t pid, uint64_t remote_address, std::byte* local, size_t size, bool reads) {
+  while (size > 0) {
+    iovec local_iov{local, size};
+    iovec remote_iov{reinterpret_cast<void*>(remote_address), size};
+    const ssize_t moved = reads ? process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0)
+                                : process_vm_writev(pid, &local_iov, 1, &remote_iov, 1, 0);
+    if (moved <= 0) {
+      if (moved < 0 && errno == EINTR) continue;
+      return false;
+    }
+    local += moved;
+    remote_address += static_cast<uint64_t>(moved);
+    size -= static_cast<size_t>(moved);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool PeerMemory::copy(uint64_t remote_address, void* local, size_t size, bool reads) const {
+  const size_t parts = std::clamp<size_t>(size / min_part_bytes, 1, team_->size());
+  const size_t part_bytes = (size + parts - 1) / parts;
+  std::atomic<bool> ok{true};
+  team_->run(parts, [&](size_t i) {
+    const size_t begin = i * part_bytes;
+    const size_t length = std::min(part_bytes, size - begin);
+    if (!copy_part(pid_, remote_address + begin, static_cast<std::byte*>(local) + begin, length, reads))
+      ok = false;
+  });
+  return ok;
+}
+
+bool PeerMemory::read(uint64_t remote_address, void* local, size_t size) const {
+  return copy(remote_address, local, size, true);
+}
+
+bool PeerMemory::write(uint64_t remote_address, const void* local, size_t size) const {
+  return copy(remote_address, const_cast<void*>(local), size, false);
+}
+
+}  // namespace hivecl::transport

@@ -1,0 +1,77 @@
+// The same-node data path: the proxy copies straight between the client's memory and
+// its own staging memory with process_vm_readv/writev (one copy, no MPI, no shared
+// segment to manage). It needs ptrace permission over the client: the same user and,
+// under Yama's ptrace_scope 1, the client naming the proxy with PR_SET_PTRACER
+// (grant_peer_access). A probe at the handshake proves the access before it is used.
+// Large copies are split over several threads: one thread copies slower than a GPU takes data.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace hivecl::transport {
+
+// Which way bulk data moves between a client and a proxy.
+enum class DataPath : uint8_t { mpi, memory };
+// The data_path setting: what the client asks for.
+enum class DataPathChoice : uint8_t { automatic, mpi, memory };
+
+const char* data_path_name(DataPath path);
+bool parse_data_path_choice(const std::string& text, DataPathChoice& out);
+
+// This boot of this machine (two processes with equal ids share a kernel).
+std::string boot_id();
+
+// Client side: lets `proxy_pid` read and write this process's memory where Yama
+// restricts ptrace to descendants; the first local proxy gets it (Yama keeps one).
+void grant_peer_access(pid_t proxy_pid);
+
+// Runs a job split into parts on a fixed set of threads (the caller's one of them).
+class CopyTeam {
+ public:
+  explicit CopyTeam(size_t threads);
+  CopyTeam(const CopyTeam&) = delete;
+  CopyTeam& operator=(const CopyTeam&) = delete;
+  ~CopyTeam();
+  size_t size() const { return helpers_.size() + 1; }
+  // Calls part(i) for i in [0, parts) across the team; returns when all are done.
+  void run(size_t parts, const std::function<void(size_t)>& part);
+
+ private:
+  void help();
+  bool take_part(size_t& index);
+
+  std::vector<std::thread> helpers_;
+  std::mutex mutex_;  // one job at a time, and its state
+  std::mutex job_mutex_;
+  std::condition_variable work_cv_, done_cv_;
+  const std::function<void(size_t)>* part_ = nullptr;
+  size_t parts_ = 0, next_ = 0, finished_ = 0;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+};
+
+// Another process's memory, reached with process_vm_readv/writev.
+class PeerMemory {
+ public:
+  PeerMemory(pid_t pid, CopyTeam& team) : pid_(pid), team_(&team) {}
+  // False when the process is gone or does not let us in (errno says why).
+  bool read(uint64_t remote_address, void* local, size_t size) const;
+  bool write(uint64_t remote_address, const void* local, size_t size) const;
+
+ private:
+  bool copy(uint64_t remote_address, void* local, size_t size, bool reads) const;
+
+  pid_t pid_;
+  CopyTeam* team_;
+};
+
+}  // namespace hivecl::transport

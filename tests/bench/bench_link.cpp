@@ -1,0 +1,178 @@
+// The link's ceiling: raw MPI between two separately started processes joined by
+// connect/accept through the cluster's ompi-server, as HiveCL's client and proxy are, side by
+// side with HiveCL doing the same over such a link. In this benchmark's rows the "native"
+// columns are raw MPI and the "HiveCL" columns HiveCL:
+//   round trip   8-byte MPI ping-pong  vs  clFinish on an empty queue (one call, one reply)
+//   bandwidth    32 messages of one size, then a 1-byte answer  vs  32 non-blocking writes,
+//                then clFinish (run with HIVECL_DATA_PATH=mpi for the same link)
+// Runs under tests/with-cluster.sh; starts its MPI peer itself (bench-link --peer PORT_FILE).
+//   HIVECL_BENCH_MAX_BYTES  largest message (default 16 MiB)
+#include <CL/cl.h>
+#include <mpi.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/side_by_side.hpp"
+#include "transport/mpi_defaults.hpp"
+
+extern char** environ;
+
+using namespace hivecl::bench;
+
+namespace {
+
+constexpr int tag = 7;
+constexpr size_t window = 32;
+enum Order : int64_t { ping_pong, stream, quit };
+
+// MPI as HiveCL's client and proxy start it: singletons that find ompi-server, same PML.
+void init_mpi() {
+  const std::string uri = std::string(std::getenv("HIVECL_CLUSTER_DIR")) + "/ompi-server.uri";
+  setenv("OMPI_MCA_pmix_server_uri", ("file:" + uri).c_str(), 0);
+  setenv("HWLOC_COMPONENTS", "-opencl", 0);
+  for (const auto& [variable, value] : hivecl::transport::mpi_defaults) setenv(variable, value, 0);
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+  if (provided < MPI_THREAD_MULTIPLE) die("MPI_Init_thread(MPI_THREAD_MULTIPLE)", -1);
+}
+
+// The peer: accepts one connection and answers orders until told to quit.
+int serve(const std::string& port_file) {
+  init_mpi();
+  char port[MPI_MAX_PORT_NAME] = {};
+  MPI_Open_port(MPI_INFO_NULL, port);
+  std::ofstream(port_file + ".tmp") << port;
+  std::rename((port_file + ".tmp").c_str(), port_file.c_str());
+  MPI_Comm link = MPI_COMM_NULL;
+  MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &link);
+  std::vector<char> data;
+  for (int64_t order[3] = {};;) {
+    MPI_Recv(order, 3, MPI_INT64_T, 0, tag, link, MPI_STATUS_IGNORE);
+    const auto size = static_cast<size_t>(order[1]);
+    if (order[0] == quit) break;
+    data.resize(std::max<size_t>(size, 8));
+    for (int64_t i = 0; i < order[2]; ++i) {
+      MPI_Recv(data.data(), static_cast<int>(size), MPI_BYTE, 0, tag, link, MPI_STATUS_IGNORE);
+      if (order[0] == ping_pong) MPI_Send(data.data(), static_cast<int>(size), MPI_BYTE, 0, tag, link);
+    }
+    if (order[0] == stream) MPI_Send(data.data(), 1, MPI_BYTE, 0, tag, link);
+  }
+  MPI_Comm_free(&link);
+  MPI_Finalize();
+  return 0;
+}
+
+class Peer {
+ public:
+  explicit Peer(const char* self) {
+    const std::string port_file = std::string(std::getenv("HIVECL_CLUSTER_DIR")) + "/bench-link.port";
+    std::vector<char*> argv{const_cast<char*>(self), const_cast<char*>("--peer"),
+                            const_cast<char*>(port_file.c_str()), nullptr};
+    if (posix_spawn(&pid_, self, nullptr, nullptr, argv.data(), environ) != 0) die("starting the MPI peer", -1);
+    std::string port;
+    for (int i = 0; i < 300 && port.empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::ifstream(port_file) >> port;
+    }
+    if (port.empty()) die("the MPI peer's port", -1);
+    MPI_Comm_connect(port.c_str(), MPI_INFO_NULL, 0, MPI_COMM_SELF, &link_);
+  }
+  ~Peer() {
+    order(quit, 0, 0);
+    MPI_Comm_free(&link_);
+    waitpid(pid_, nullptr, 0);
+  }
+  // Microseconds per 8-byte round trip.
+  double round_trip(int count) {
+    char byte[8] = {};
+    order(ping_pong, sizeof byte, count);
+    const auto start = Clock::now();
+    for (int i = 0; i < count; ++i) {
+      MPI_Send(byte, sizeof byte, MPI_BYTE, 0, tag, link_);
+      MPI_Recv(byte, sizeof byte, MPI_BYTE, 0, tag, link_, MPI_STATUS_IGNORE);
+    }
+    return seconds_since(start) / count * 1e6;
+  }
+  // GB/s of `window` non-blocking messages of `data`, then the peer's answer.
+  double bandwidth(const std::vector<char>& data) {
+    order(stream, data.size(), window);
+    const auto start = Clock::now();
+    std::vector<MPI_Request> requests(window);
+    for (auto& request : requests)
+      MPI_Isend(data.data(), static_cast<int>(data.size()), MPI_BYTE, 0, tag, link_, &request);
+    MPI_Waitall(static_cast<int>(window), requests.data(), MPI_STATUSES_IGNORE);
+    char answer = 0;
+    MPI_Recv(&answer, 1, MPI_BYTE, 0, tag, link_, MPI_STATUS_IGNORE);
+    return static_cast<double>(data.size() * window) / seconds_since(start) / 1e9;
+  }
+
+ private:
+  void order(Order kind, size_t size, int64_t count) {
+    int64_t message[3] = {kind, static_cast<int64_t>(size), count};
+    MPI_Send(message, 3, MPI_INT64_T, 0, tag, link_);
+  }
+  pid_t pid_ = -1;
+  MPI_Comm link_ = MPI_COMM_NULL;
+};
+
+// Runs `raw` and `hivecl` alternately for the harness's rounds and reports the row.
+void compare(SideBySide& bench, const std::string& name, const char* unit, uint64_t bytes,
+             const std::function<double()>& raw, const std::function<double()>& hivecl) {
+  raw();
+  hivecl();
+  std::vector<double> raw_values, hivecl_values;
+  for (size_t round = 0; round < bench.rounds(); ++round) {
+    raw_values.push_back(raw());
+    hivecl_values.push_back(hivecl());
+  }
+  bench.report(name, unit, bytes, summarize(raw_values), summarize(hivecl_values));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--peer") return serve(argv[2]);
+  const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{16} << 20);
+  init_mpi();
+  {
+    Peer peer(argv[0]);
+    SideBySide bench("link");
+    std::printf("columns: native = raw MPI between two connect/accept processes, HiveCL = HiveCL's calls\n");
+    const Side& hivecl = bench.hivecl;
+    compare(bench, "round trip: MPI ping-pong / clFinish", "us", 0, [&] { return peer.round_trip(200); },
+            [&] {
+              const auto start = Clock::now();
+              for (int i = 0; i < 200; ++i) check(clFinish(hivecl.queue), "clFinish");
+              return seconds_since(start) / 200 * 1e6;
+            });
+    std::vector<char> data(max_bytes, 1);
+    cl_int status = CL_SUCCESS;
+    cl_mem buffer = clCreateBuffer(hivecl.context, CL_MEM_READ_WRITE, max_bytes, nullptr, &status);
+    check(status, "clCreateBuffer");
+    for (size_t bytes = size_t{64} << 10; bytes <= max_bytes; bytes *= 4) {
+      const std::vector<char> message(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(bytes));
+      compare(bench, "x32 MPI sends / writes, " + std::to_string(bytes >> 10) + " KiB", "GB/s", bytes,
+              [&] { return peer.bandwidth(message); },
+              [&] {
+                const auto start = Clock::now();
+                for (size_t i = 0; i < window; ++i)
+                  check(clEnqueueWriteBuffer(hivecl.queue, buffer, CL_FALSE, 0, bytes, data.data(), 0, nullptr,
+                                             nullptr),
+                        "clEnqueueWriteBuffer");
+                check(clFinish(hivecl.queue), "clFinish");
+                return static_cast<double>(bytes * window) / seconds_since(start) / 1e9;
+              });
+    }
+    clReleaseMemObject(buffer);
+    std::printf("ratio: HiveCL / raw MPI (us: times slower; GB/s: fraction of the link)\n");
+  }
+  return 0;
+}
