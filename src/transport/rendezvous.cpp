@@ -106,26 +106,37 @@ std::vector<ProxyRecord> discover_proxies(const std::string& cluster_dir) {
   return records;
 }
 
-bool ompi_server_reachable(const std::string& cluster_dir) {
-  std::ifstream in(ompi_server_uri_path(cluster_dir));
-  std::string uri;
-  std::getline(in, uri);
-  // Format: "<jobid>.<vpid>;tcp://A.B.C.D:PORT;tcp6://[...]:PORT"
-  const auto start = uri.find("tcp://");
-  if (start == std::string::npos) return false;
-  const auto colon = uri.find(':', start + 6);
-  const auto end = uri.find(';', start);
-  if (colon == std::string::npos) return false;
-  const std::string host = uri.substr(start + 6, colon - start - 6);
-  const int port = std::atoi(uri.substr(colon + 1, end == std::string::npos ? std::string::npos : end - colon - 1).c_str());
+namespace {
+
+bool tcp_connects(const std::string& host, int port) {
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
   if (port <= 0 || ::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) return false;
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const bool reachable = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  const bool connected = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
   if (fd >= 0) ::close(fd);
-  return reachable;
+  return connected;
+}
+
+}  // namespace
+
+bool ompi_server_reachable(const std::string& cluster_dir) {
+  std::ifstream in(ompi_server_uri_path(cluster_dir));
+  std::string uri;
+  std::getline(in, uri);
+  // Format: "<jobid>.<vpid>;tcp://A.B.C.D[,E.F.G.H...]:PORT;tcp6://[...]:PORT" (one address per
+  // interface that ompi-server listens on).
+  const auto start = uri.find("tcp://");
+  if (start == std::string::npos) return false;
+  const auto colon = uri.find(':', start + 6);
+  const auto end = uri.find(';', start);
+  if (colon == std::string::npos) return false;
+  const int port = std::atoi(uri.substr(colon + 1, end == std::string::npos ? std::string::npos : end - colon - 1).c_str());
+  std::istringstream hosts(uri.substr(start + 6, colon - start - 6));
+  for (std::string host; std::getline(hosts, host, ',');)
+    if (tcp_connects(host, port)) return true;
+  return false;
 }
 
 }  // namespace hivecl::transport

@@ -29,7 +29,8 @@ bool read_status(const std::string& cluster_dir, const protocol::ProxyRecord& re
 // and records of proxies that are known to be dead (same node, process gone) are skipped.
 std::vector<protocol::ProxyRecord> discover_proxies(const std::string& cluster_dir);
 
-// The first "tcp://host:port" endpoint in ompi-server's URI file, if any: lets a client check
+// Whether the first "tcp://host[,host...]:port" endpoint in ompi-server's URI file accepts a
+// connection on one of its addresses (ompi-server lists one per interface): lets a client check
 // that the server is up before MPI_Init (which only warns, and later connects hang, when it is not).
 bool ompi_server_reachable(const std::string& cluster_dir);
 

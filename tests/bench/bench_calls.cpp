@@ -24,12 +24,9 @@ struct Fixture {
 
 Fixture make_fixture(const Side& side, size_t buffer_bytes) {
   Fixture fixture;
-  cl_program program =
-      build_program(side, "__kernel void touch(__global int* data) { data[get_global_id(0)] += 1; }");
+  fixture.kernel =
+      make_kernel(side, "__kernel void touch(__global int* data) { data[get_global_id(0)] += 1; }", "touch");
   cl_int status = CL_SUCCESS;
-  fixture.kernel = clCreateKernel(program, "touch", &status);
-  check(status, "clCreateKernel");
-  clReleaseProgram(program);
   fixture.buffer = clCreateBuffer(side.context, CL_MEM_READ_WRITE, buffer_bytes, nullptr, &status);
   check(status, "clCreateBuffer");
   check(clSetKernelArg(fixture.kernel, 0, sizeof fixture.buffer, &fixture.buffer), "clSetKernelArg");
@@ -69,8 +66,7 @@ std::vector<Operation> operations(size_t max_bytes, std::vector<char>& host) {
   for (size_t bytes : {size_t{4} << 10, size_t{1} << 20, size_t{16} << 20, size_t{64} << 20, size_t{256} << 20}) {
     if (bytes > max_bytes) break;
     const int calls = static_cast<int>(std::clamp<size_t>((256u << 20) / bytes, 2, 100));
-    const std::string size =
-        bytes >= (1u << 20) ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes >> 10) + " KiB";
+    const std::string size = size_label(bytes);
     ops.push_back({"write " + size + " (blocking)", bytes, calls, [bytes, &host](const Side& s, const Fixture& f) {
                      check(clEnqueueWriteBuffer(s.queue, f.buffer, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr),
                            "clEnqueueWriteBuffer");

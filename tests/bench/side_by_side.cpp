@@ -63,6 +63,47 @@ cl_program build_program(const Side& side, const char* source, const char* optio
   return program;
 }
 
+cl_kernel make_kernel(const Side& side, const char* source, const char* name, const char* options) {
+  cl_program program = build_program(side, source, options);
+  cl_int status = CL_SUCCESS;
+  cl_kernel kernel = clCreateKernel(program, name, &status);
+  check(status, "clCreateKernel");
+  clReleaseProgram(program);  // the kernel keeps it
+  return kernel;
+}
+
+double profiled_seconds(cl_event event) {
+  cl_ulong start = 0, end = 0;
+  check(clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr),
+        "clGetEventProfilingInfo");
+  check(clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr), "clGetEventProfilingInfo");
+  return static_cast<double>(end - start) * 1e-9;
+}
+
+double launch_seconds(const Side& side, cl_kernel kernel, size_t global_size, int launches, bool profiled) {
+  std::vector<cl_event> events(profiled ? launches : 0);
+  const auto start = Clock::now();
+  for (int i = 0; i < launches; ++i)
+    check(clEnqueueNDRangeKernel(side.queue, kernel, 1, nullptr, &global_size, nullptr, 0, nullptr,
+                                 profiled ? &events[i] : nullptr),
+          "clEnqueueNDRangeKernel");
+  check(clFinish(side.queue), "clFinish");
+  if (!profiled) return seconds_since(start);
+  double seconds = 0;
+  for (cl_event event : events) {
+    seconds += profiled_seconds(event);
+    clReleaseEvent(event);
+  }
+  return seconds;
+}
+
+std::string size_label(uint64_t bytes) {
+  if (bytes >= (uint64_t{1} << 30) && bytes % (uint64_t{1} << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
+  if (bytes >= (uint64_t{1} << 20) && bytes % (uint64_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -72,9 +113,9 @@ Summary summarize(std::vector<double> values) {
   return {values[values.size() / 2], values.front(), values.back()};
 }
 
-SideBySide::SideBySide(std::string benchmark)
-    : native(open_side(native_platform_name())),
-      hivecl(open_side("HiveCL")),
+SideBySide::SideBySide(std::string benchmark, cl_command_queue_properties queue_properties)
+    : native(open_side(native_platform_name(), queue_properties)),
+      hivecl(open_side("HiveCL", queue_properties)),
       benchmark_(std::move(benchmark)),
       rounds_(std::max<size_t>(1, env_size("HIVECL_BENCH_ROUNDS", 7))) {
   char device[256] = {};

@@ -40,7 +40,15 @@ struct Side {
 
 Side open_side(const std::string& platform_name, cl_command_queue_properties queue_properties = 0);
 cl_program build_program(const Side& side, const char* source, const char* options = nullptr);
+cl_kernel make_kernel(const Side& side, const char* source, const char* name, const char* options = nullptr);
 double seconds_since(Clock::time_point start);
+// A completed command's device time (CL_PROFILING_COMMAND_START to _END), in seconds.
+double profiled_seconds(cl_event event);
+// Seconds for `launches` launches of a one-dimensional kernel: the host's clock up to clFinish,
+// or (`profiled`, on a profiling queue) the sum of the launches' device times.
+double launch_seconds(const Side& side, cl_kernel kernel, size_t global_size, int launches, bool profiled);
+// "4 KiB", "16 MiB".
+std::string size_label(uint64_t bytes);
 
 struct Summary {
   double median = 0, low = 0, high = 0;
@@ -50,7 +58,7 @@ Summary summarize(std::vector<double> values);
 // The native and HiveCL sides of one benchmark, and its report.
 class SideBySide {
  public:
-  explicit SideBySide(std::string benchmark);
+  explicit SideBySide(std::string benchmark, cl_command_queue_properties queue_properties = 0);
   Side native;
   Side hivecl;
 

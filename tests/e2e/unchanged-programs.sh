@@ -1,41 +1,11 @@
 #!/usr/bin/env bash
 # OpenCL programs run unchanged, once seeing only the native platform and once seeing only
 # HiveCL (run under tests/with-cluster.sh): their results must be the same.
-#   vecadd (this repository's example), clinfo, and CLBlast's test programs, which check
-#   their results against a reference BLAS and their error codes (skipped when not installed).
-#   unchanged-programs.sh BUILD_DIR
+#   clinfo, and CLBlast's test programs, which check their results against a reference BLAS
+#   and their error codes (skipped when not installed). This repository's examples: examples.sh.
+#   unchanged-programs.sh
 set -u
-build=$1
-failures=0
-
-# Runs a command with one platform visible: `side` is native or hivecl.
-on() {
-  local spec
-  if [ "$1" = native ]; then spec=$HIVECL_TEST_ICD_NATIVE; else spec=$HIVECL_TEST_ICD_HIVECL; fi
-  shift
-  OCL_ICD_VENDORS=${spec%%:*} OCL_ICD_FILENAMES=${spec#*:} "$@"
-}
-
-# Compares the lines of both runs' outputs that match `pattern`.
-same() {
-  local what=$1 pattern=$2 native=$3 hivecl=$4
-  if diff <(grep -E "$pattern" "$native") <(grep -E "$pattern" "$hivecl") >/dev/null && grep -qE "$pattern" "$native"; then
-    echo "ok: $what"
-  else
-    echo "FAILED: $what"; echo "--- native:"; cat "$native"; echo "--- HiveCL:"; cat "$hivecl"
-    failures=$((failures + 1))
-  fi
-}
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-on native "$build/examples/vecadd" --size 300000 >"$work/vecadd.native" 2>&1
-on hivecl "$build/examples/vecadd" --size 300000 >"$work/vecadd.hivecl" 2>&1
-same "vecadd result" '^result: .* 0 wrong' "$work/vecadd.native" "$work/vecadd.hivecl"
-same "vecadd device" '^device: ' "$work/vecadd.native" "$work/vecadd.hivecl"
-grep -q "^node: $(uname -n)" "$work/vecadd.hivecl" && echo "ok: vecadd names the node" ||
-  { echo "FAILED: vecadd does not name the node"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if command -v clinfo >/dev/null; then
   on native clinfo -l >"$work/clinfo.native" 2>&1

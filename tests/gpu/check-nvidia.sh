@@ -52,9 +52,9 @@ step "vecadd and clinfo through HiveCL on the GPU"
   on "$HIVECL_TEST_ICD_HIVECL" clinfo' >"$out/vecadd-clinfo.log" 2>&1
 grep -E "^(platform|device|node|result):|Device Name|Number of" "$out/vecadd-clinfo.log" >>"$summary"
 
-step "benchmark against native NVIDIA"
+step "call/transfer benchmark against native NVIDIA (the whole suite: bench-suite.sh)"
 timeout 200 "${nvidia[@]}" HIVECL_BENCH_MAX_BYTES=$((256 << 20)) HIVECL_BENCH_CSV="$out/bench-nvidia.csv" \
-  meson test -C build-gpu --benchmark --verbose >"$out/bench-nvidia.log" 2>&1
+  meson test -C build-gpu --benchmark --verbose calls >"$out/bench-nvidia.log" 2>&1
 sed -n '/device: /,/^ratio:/p' "$out/bench-nvidia.log" >>"$summary"
 cat "$summary"
 # Everything in one archive as well (for tools that bring back few files).

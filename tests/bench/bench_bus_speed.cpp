@@ -1,0 +1,57 @@
+// SHOC's BusSpeedDownload and BusSpeedReadback, natively and through HiveCL side by side
+// (side_by_side.hpp): bandwidth of blocking host-to-device writes and device-to-host reads
+// from 1 KiB up to HIVECL_BENCH_MAX_BYTES (default 64 MiB; SHOC goes to 512 MiB), doubling.
+// Unlike SHOC, which times transfers with events from pageable or pinned memory, the time is
+// the host's around each blocking call from ordinary (malloc'd) memory: what an application
+// waits for, HiveCL's transport included.
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "bench/side_by_side.hpp"
+
+using namespace hivecl::bench;
+
+namespace {
+
+cl_mem make_buffer(const Side& side, size_t bytes) {
+  cl_int status = CL_SUCCESS;
+  cl_mem buffer = clCreateBuffer(side.context, CL_MEM_READ_WRITE, bytes, nullptr, &status);
+  check(status, "clCreateBuffer");
+  return buffer;
+}
+
+}  // namespace
+
+int main() {
+  const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{64} << 20);
+  std::vector<char> host(max_bytes, 1);
+  SideBySide bench("bus_speed");
+  const cl_mem native_buffer = make_buffer(bench.native, max_bytes);
+  const cl_mem hivecl_buffer = make_buffer(bench.hivecl, max_bytes);
+  for (const bool download : {true, false}) {
+    for (size_t bytes = 1024; bytes <= max_bytes; bytes *= 2) {
+      // Enough calls per round to outlast the clock's and the scheduler's noise.
+      const int calls = static_cast<int>(std::clamp<size_t>((size_t{64} << 20) / bytes, 2, 200));
+      const std::string name = (download ? "download " : "readback ") + size_label(bytes);
+      bench.compare(name, "GB/s", bytes, [&](Side& side) {
+        const cl_mem buffer = &side == &bench.native ? native_buffer : hivecl_buffer;
+        const auto start = Clock::now();
+        for (int i = 0; i < calls; ++i) {
+          if (download)
+            check(clEnqueueWriteBuffer(side.queue, buffer, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr),
+                  "clEnqueueWriteBuffer");
+          else
+            check(clEnqueueReadBuffer(side.queue, buffer, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr),
+                  "clEnqueueReadBuffer");
+        }
+        return static_cast<double>(bytes) * calls / seconds_since(start) / 1e9;
+      });
+    }
+  }
+  clReleaseMemObject(native_buffer);
+  clReleaseMemObject(hivecl_buffer);
+  std::printf("ratio: HiveCL / native bandwidth\n");
+  return 0;
+}
