@@ -61,6 +61,9 @@ class Connection {
   // Receives the bulk data of request `sequence` into `data`.
   std::shared_ptr<Incoming> receive(uint64_t sequence, void* data, size_t size);
 
+  // Requests sent by this process over every connection (CL_PLATFORM_MESSAGES_SENT_HIVECL).
+  static uint64_t requests_sent() { return requests_sent_.load(std::memory_order_relaxed); }
+
   // Says goodbye (waiting a little) and frees the link: the process is exiting.
   void shutdown();
 
@@ -77,6 +80,7 @@ class Connection {
   void on_control(protocol::Bytes&& frame);
   void lose(const char* why, log::Level level = log::Level::warn);
 
+  static inline std::atomic<uint64_t> requests_sent_{0};
   Cluster& cluster_;
   transport::Engine& engine_;
   const size_t chunk_bytes_;

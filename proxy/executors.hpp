@@ -45,7 +45,8 @@ p::BuildProgram::Reply execute(Call&, const p::BuildProgram::Request&);
 p::GetProgramBinaries::Reply execute(Call&, const p::GetProgramBinaries::Request&);
 p::CreateKernel::Reply execute(Call&, const p::CreateKernel::Request&);
 p::CreateKernelsInProgram::Reply execute(Call&, const p::CreateKernelsInProgram::Request&);
-p::SetKernelArg::Reply execute(Call&, const p::SetKernelArg::Request&);
+p::DescribeKernelArgs::Reply execute(Call&, const p::DescribeKernelArgs::Request&);
+p::ApplyKernelArgs::Reply execute(Call&, const p::ApplyKernelArgs::Request&);
 p::EnqueueNDRangeKernel::Reply execute(Call&, const p::EnqueueNDRangeKernel::Request&);
 void execute(Call&, const p::WaitForEvents::Request&, Replier later);
 

@@ -7,4 +7,9 @@
  * with Khronos; it sits at the top of the vendor-extension range. */
 #define CL_DEVICE_NODE_NAME_HIVECL 0x4FF0
 
+/* clGetPlatformInfo: how many messages (control frames: requests to a proxy) this process
+ * has sent so far, to all proxies together, as a cl_ulong. Bulk data (buffer contents)
+ * is not counted. It shows what a sequence of calls costs in messages (tests/bench). */
+#define CL_PLATFORM_MESSAGES_SENT_HIVECL 0x4FF1
+
 #endif
