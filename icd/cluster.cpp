@@ -20,6 +20,7 @@ Cluster::Cluster() : config_(hivecl::config()) {
   log::set_role("hivecl");
   if (std::getenv("HIVECL_IN_PROXY")) return;
   for (auto& record : transport::discover_proxies(config_.cluster_dir)) {
+    if (!config_.uses_node(record.node)) continue;
     auto connection = std::make_unique<Connection>(*this, engine_, record);
     for (const auto& device : record.devices)
       devices_.push_back(make_device(connection.get(), device, record.node));

@@ -37,6 +37,7 @@ std::vector<NativeDevice> find_native_devices(const Config& config) {
   std::vector<cl_platform_id> platforms(count);
   clGetPlatformIDs(count, platforms.data(), nullptr);
   std::vector<NativeDevice> found;
+  size_t index = 0;  // among the devices the platform and type filters leave
   for (cl_platform_id platform : platforms) {
     const std::string name = platform_string(platform, CL_PLATFORM_NAME);
     // Never serve HiveCL through HiveCL (it is also turned off in this process by HIVECL_IN_PROXY).
@@ -48,7 +49,8 @@ std::vector<NativeDevice> find_native_devices(const Config& config) {
     std::vector<cl_device_id> devices(device_count);
     clGetDeviceIDs(platform, type, device_count, devices.data(), nullptr);
     for (cl_device_id device : devices)
-      found.push_back({platform, device, name, platform_string(platform, CL_PLATFORM_VERSION)});
+      if (config.serves_device(index++))
+        found.push_back({platform, device, name, platform_string(platform, CL_PLATFORM_VERSION)});
   }
   return found;
 }

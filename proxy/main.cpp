@@ -21,7 +21,7 @@ namespace {
 
 void usage() {
   std::cout << "usage: hivecl-proxy [--cluster-dir DIR] [--platform NAME] [--device-type all|gpu|cpu|accelerator]\n"
-               "                    [--log LEVEL] [--set KEY=VALUE]... [--status | --show-config]\n"
+               "                    [--devices I,J,...] [--log LEVEL] [--set KEY=VALUE]... [--status | --show-config]\n"
                "Serves this node's OpenCL devices to HiveCL clients; started by mpirun (see hivecl-cluster).\n"
                "Settings default to the HiveCL configuration (files and HIVECL_* variables, see README.md).\n"
                "  --status       list the cluster's proxies and their devices, then exit\n"
@@ -66,7 +66,7 @@ int wake(const char* port) {
 bool parse_arguments(int argc, char** argv, hivecl::Config& config, Mode& mode) {
   static const std::pair<const char*, const char*> options[] = {
       {"--cluster-dir", "cluster_dir"}, {"--platform", "proxy_platform"},
-      {"--device-type", "proxy_device_type"}, {"--log", "log"}};
+      {"--device-type", "proxy_device_type"}, {"--devices", "proxy_devices"}, {"--log", "log"}};
   for (int i = 1; i < argc; ++i) {
     const std::string argument = argv[i];
     bool matched = false;
@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
     auto devices = hivecl::proxy::find_native_devices(config);
     if (devices.empty()) {
       hivecl::log::error("no OpenCL device to serve (platform filter '", config.proxy_platform, "', type ",
-                         config.proxy_device_type, ")");
+                         config.proxy_device_type, ", devices '", config.proxy_devices, "')");
     } else {
       hivecl::proxy::Server server(config, std::move(devices));
       status = server.run();

@@ -231,8 +231,10 @@ void Session::teardown() {
   server_.watchdog().release(number_);
   auto objects = objects_.take_all();
   // Let running commands end before their objects go (their callbacks hold what they need).
+  log::debug("session ", number_, ": finishing its queues");
   for (auto& [id, entry] : objects)
     if (entry.kind == ObjectKind::command_queue) clFinish(static_cast<cl_command_queue>(entry.native));
+  log::debug("session ", number_, ": releasing its objects");
   std::sort(objects.begin(), objects.end(),
             [](const auto& a, const auto& b) { return teardown_rank(a.second.kind) < teardown_rank(b.second.kind); });
   for (auto& [id, entry] : objects) release_native(entry.kind, entry.native);

@@ -1,11 +1,13 @@
 #include "config.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <vector>
 
 #include "hivecl_build_config.hpp"
 #include "log.hpp"
@@ -44,6 +46,16 @@ bool parse_duration(const std::string& text, Duration& out) {
   return true;
 }
 
+// "a, b,c" → {"a", "b", "c"}; empty text → {}.
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::istringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ','))
+    if (!trim(item).empty()) items.push_back(trim(item));
+  return items;
+}
+
 using Setter = std::function<bool(Config&, const std::string&)>;
 
 const std::map<std::string, Setter>& setters() {
@@ -53,6 +65,7 @@ const std::map<std::string, Setter>& setters() {
          c.cluster_dir = v;
          return true;
        }},
+      {"nodes", [](Config& c, const std::string& v) { c.nodes = v; return true; }},
       {"log", [](Config& c, const std::string& v) {
          log::Level level;
          if (!log::parse_level(v, level)) return false;
@@ -67,6 +80,14 @@ const std::map<std::string, Setter>& setters() {
       {"max_message_bytes",
        [](Config& c, const std::string& v) { return parse_u64(v, c.max_message_bytes, 65536, (1ull << 31) - 1); }},
       {"proxy_platform", [](Config& c, const std::string& v) { c.proxy_platform = v; return true; }},
+      {"proxy_devices", [](Config& c, const std::string& v) {
+         uint64_t index = 0;
+         const auto indices = comma_list(v);
+         if (!std::all_of(indices.begin(), indices.end(), [&](const auto& i) { return parse_u64(i, index); }))
+           return false;
+         c.proxy_devices = v;
+         return true;
+       }},
       {"proxy_device_type", [](Config& c, const std::string& v) {
          if (v != "all" && v != "gpu" && v != "cpu" && v != "accelerator") return false;
          c.proxy_device_type = v;
@@ -110,6 +131,7 @@ bool Config::set(const std::string& key, const std::string& value) {
 std::string Config::describe() const {
   std::ostringstream text;
   text << "cluster_dir = " << cluster_dir << "\n"
+       << "nodes = " << nodes << "\n"
        << "log = " << log_level << "\n"
        << "eager_mpi_init = " << (eager_mpi_init ? "true" : "false") << "\n"
        << "peer_timeout_ms = " << peer_timeout.count() << "\n"
@@ -118,8 +140,21 @@ std::string Config::describe() const {
        << "chunk_bytes = " << chunk_bytes << "\n"
        << "max_message_bytes = " << max_message_bytes << "\n"
        << "proxy_platform = " << proxy_platform << "\n"
-       << "proxy_device_type = " << proxy_device_type << "\n";
+       << "proxy_device_type = " << proxy_device_type << "\n"
+       << "proxy_devices = " << proxy_devices << "\n";
   return text.str();
+}
+
+bool Config::uses_node(const std::string& node) const {
+  const auto wanted = comma_list(nodes);
+  return wanted.empty() || std::find(wanted.begin(), wanted.end(), node) != wanted.end();
+}
+
+bool Config::serves_device(size_t index) const {
+  const auto wanted = comma_list(proxy_devices);
+  return wanted.empty() || std::any_of(wanted.begin(), wanted.end(), [&](const auto& i) {
+           return std::stoull(i) == index;  // digits: checked when set
+         });
 }
 
 Config Config::load() {

@@ -14,6 +14,7 @@ namespace hivecl {
 
 struct Config {
   std::string cluster_dir;              // rendezvous directory of the cluster to use/serve
+  std::string nodes;                    // client: only these nodes' devices (comma-separated); empty: all
   std::string log_level = "warn";
   // Start MPI in the background at the first device query instead of at the first call that
   // needs a proxy. Off by default: every hwloc user (Open MPI's orted, Slurm) lists OpenCL
@@ -26,6 +27,8 @@ struct Config {
   uint64_t max_message_bytes = 256u << 20;  // largest control message accepted
   std::string proxy_platform;           // proxy: serve only platforms whose name contains this
   std::string proxy_device_type = "all";  // proxy: all, gpu, cpu, accelerator
+  std::string proxy_devices;            // proxy: indices of the devices left by the two filters above
+                                        // (comma-separated, from 0); empty: all
 
   // Loads files and environment as described above; unknown keys are reported.
   static Config load();
@@ -33,6 +36,10 @@ struct Config {
   bool set(const std::string& key, const std::string& value);
   // Every setting as "key = value" lines, as a config file would hold them.
   std::string describe() const;
+  // Whether the client uses the devices of this node (the `nodes` setting).
+  bool uses_node(const std::string& node) const;
+  // Whether the proxy serves the device of this index (the `proxy_devices` setting).
+  bool serves_device(size_t index) const;
 };
 
 // The process-wide configuration, loaded on first use.

@@ -6,7 +6,8 @@
 #
 # The command sees two platforms: the native one and HiveCL in front of it. Set
 # HIVECL_TEST_NATIVE_PLATFORM / HIVECL_TEST_NATIVE_ICD to test another native platform
-# (default: PoCL, libpocl.so.2). The proxy's log is $HIVECL_CLUSTER_DIR/logs/proxy-localhost.log;
+# (default: PoCL, libpocl.so.2); HIVECL_TEST_HOSTFILE starts one proxy per host of a hostfile
+# (with hivecl-cluster's agent, HIVECL_LAUNCH_AGENT). The proxy's log is $HIVECL_CLUSTER_DIR/logs/proxy-localhost.log;
 # HIVECL_TEST_KEEP_LOGS=DIR keeps a copy of each cluster's logs in a directory of its own there.
 set -u
 build=$(cd "$1" && pwd); shift
@@ -44,7 +45,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 if ! OCL_ICD_FILENAMES=$native_icd OCL_ICD_VENDORS=/etc/OpenCL/vendors HIVECL_PROXY_PLATFORM=$native_platform HIVECL_LOG=${HIVECL_PROXY_LOG:-info} \
-    "$cluster" start >"$HIVECL_CLUSTER_DIR/start.log" 2>&1; then
+    "$cluster" start ${HIVECL_TEST_HOSTFILE:+--hostfile "$HIVECL_TEST_HOSTFILE"} >"$HIVECL_CLUSTER_DIR/start.log" 2>&1; then
   cat "$HIVECL_CLUSTER_DIR/start.log" >&2
   exit 1
 fi

@@ -55,7 +55,7 @@ grep -E "^(platform|device|node|result):|Device Name|Number of" "$out/vecadd-cli
 step "benchmark against native NVIDIA"
 timeout 200 "${nvidia[@]}" HIVECL_BENCH_MAX_BYTES=$((256 << 20)) HIVECL_BENCH_CSV="$out/bench-nvidia.csv" \
   meson test -C build-gpu --benchmark --verbose >"$out/bench-nvidia.log" 2>&1
-sed -n '/^device:/,/^ratio:/p' "$out/bench-nvidia.log" >>"$summary"
+sed -n '/device: /,/^ratio:/p' "$out/bench-nvidia.log" >>"$summary"
 cat "$summary"
 # Everything in one archive as well (for tools that bring back few files).
 tar czf "$out.tgz" -C "$out" . && mv "$out.tgz" "$out/all-results.tgz"

@@ -40,3 +40,24 @@ TEST_CASE("set() rejects unknown keys and bad values", "[config]") {
   CHECK_FALSE(config.set("unknown", "1"));
   CHECK(config.describe().find("log = debug") != std::string::npos);
 }
+
+TEST_CASE("the nodes setting selects the nodes whose devices a client uses", "[config]") {
+  Config config;
+  CHECK(config.uses_node("any"));  // empty: every node
+  REQUIRE(config.set("nodes", "gpu-1, gpu-3"));
+  CHECK(config.uses_node("gpu-1"));
+  CHECK(config.uses_node("gpu-3"));
+  CHECK_FALSE(config.uses_node("gpu-2"));
+  CHECK_FALSE(config.uses_node("gpu"));
+}
+
+TEST_CASE("proxy_devices selects devices by index and rejects what is not an index", "[config]") {
+  Config config;
+  CHECK(config.serves_device(7));  // empty: every device
+  REQUIRE(config.set("proxy_devices", "0, 2"));
+  CHECK(config.serves_device(0));
+  CHECK_FALSE(config.serves_device(1));
+  CHECK(config.serves_device(2));
+  CHECK_FALSE(config.set("proxy_devices", "1,gpu"));
+  CHECK(config.proxy_devices == "0, 2");
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Several hosts over TCP: three network namespaces (netns-hosts.sh), ompi-server on this
+# machine, one proxy per namespace, the client here. Runs the differential API tests against
+# a proxy on another host and one computation split over the three hosts' devices, then
+# cuts one host's link (no TCP reset: only the peer timeout can tell) and checks that its
+# calls fail within the timeout, then removes the namespaces. Skips (77) only where
+# namespaces cannot be created.
+#   multi-host.sh BUILD_DIR API_TESTS MULTI_DEVICE LINK_CUT
+set -u
+build=$1 api_tests=$2 multi_device=$3 link_cut=$4
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+hosts=$here/netns-hosts.sh
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "multi-host: skipped: creating network namespaces needs root"
+  exit 77
+fi
+trap '"$hosts" down' EXIT
+if ! "$hosts" up 3; then
+  echo "multi-host: skipped: network namespaces cannot be created here"
+  exit 77
+fi
+# Open MPI's daemons and connections on the hosts' network only, and over TCP: the
+# namespaces share this machine's memory, which UCX would otherwise use.
+export OMPI_MCA_oob_tcp_if_include=10.231.47.0/24 OMPI_MCA_btl_tcp_if_include=10.231.47.0/24
+export UCX_TLS=tcp,self
+export HIVECL_TEST_HOSTFILE=$here/../../mpi-hostfiles/netns HIVECL_LAUNCH_AGENT="$hosts exec"
+"$here/../with-cluster.sh" "$build" bash -c '
+  set -e
+  echo "== cluster"; "$0/proxy/hivecl-cluster" status
+  echo "== differential API tests, HiveCL on the proxy of another host"; HIVECL_NODES=hivecl-h2 "$1"
+  echo "== one computation over the devices of three hosts"; "$2" 3
+  echo "== hivecl-h3 loses its link; peer timeout 2 s"
+  HIVECL_NODES=hivecl-h3 HIVECL_PEER_TIMEOUT_MS=2000 "$3" "ip link set hivecl-v3 down" 8
+  ip link set hivecl-v3 up  # so that its proxy can leave MPI cleanly at the end
+  ' "$build" "$api_tests" "$multi_device" "$link_cut"
