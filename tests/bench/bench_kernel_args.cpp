@@ -10,31 +10,22 @@
 #include <CL/cl_hivecl.h>
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "bench/side_by_side.hpp"
+#include "corpus.hpp"
 
 using namespace hivecl::bench;
 
 namespace {
 
-const char* const source = R"CL(
-typedef struct { int match; int mismatch; } Scores;
-__kernel void sw_diagonal(__global const char* query, __global const char* subject,
-                          __global int* score_matrix, __global int* max_info,
-                          const int query_length, const int subject_length, const int diagonal,
-                          Scores scores) {
-  int i = get_global_id(0) + 1;
-  int j = diagonal - i;
-  if (j < 1 || j > subject_length || i > query_length) return;
-  int w = subject_length + 1;
-  int s = query[i - 1] == subject[j - 1] ? scores.match : scores.mismatch;
-  int h = max(0, score_matrix[(i - 1) * w + j - 1] + s);
-  h = max(h, max(score_matrix[(i - 1) * w + j], score_matrix[i * w + j - 1]) - 1);
-  score_matrix[i * w + j] = h;
-  atomic_max(max_info, h);
+// The Smith-Waterman step of kernels-parser's corpus: four buffers, three ints, a struct.
+const char* sw_source() {
+  for (const auto& source : hivecl::kernels_parser::corpus::sources())
+    if (source.name == std::string("smith-waterman")) return source.text.c_str();
+  die("no smith-waterman kernel in the corpus", CL_INVALID_VALUE);
 }
-)CL";
 
 constexpr int length = 64;
 struct Scores {
@@ -55,7 +46,7 @@ cl_mem new_buffer(const Side& side, size_t bytes) {
 
 Fixture make_fixture(const Side& side) {
   Fixture f;
-  cl_program program = build_program(side, source);
+  cl_program program = build_program(side, sw_source());
   cl_int status = CL_SUCCESS;
   f.kernel = clCreateKernel(program, "sw_diagonal", &status);
   check(status, "clCreateKernel");
