@@ -107,6 +107,8 @@ bool ignored_qualifier(const std::string& word) {
   return words.count(word) > 0;
 }
 
+constexpr int max_nesting = 256;
+
 uint64_t round_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 // Index of the token that closes the bracket at `open`, or tokens.size().
@@ -226,6 +228,11 @@ class Declarations {
     }
     const size_t close = matching(tokens, i);
     const Tokens body = slice(tokens, i + 1, close);
+    if (++nesting_ > max_nesting) {
+      preprocessor_.uncertain("types nested too deeply");
+      used = std::min(close, tokens.size()) + 1 - start;
+      return Type{.name = name};
+    }
     used = std::min(close, tokens.size()) + 1 - start;
     // Attributes after the closing brace belong to the type too.
     while (start + used + 1 < tokens.size() && tokens[start + used].is("__attribute__")) {
@@ -234,6 +241,7 @@ class Declarations {
       used = std::min(attribute_close, tokens.size()) + 1 - start;
     }
     Type type = keyword == "enum" ? Type{.name = name, .size = 4, .align = 4} : layout(body, keyword == "union", attributes);
+    --nesting_;
     type.name = name;
     if (!tag.empty()) composites_[name] = type;
     return type;
@@ -446,6 +454,7 @@ class Declarations {
   std::map<std::string, Type> typedefs_;
   std::map<std::string, Type> composites_;  // "struct tag", "union tag"
   std::vector<Kernel> kernels_;
+  int nesting_ = 0;               // struct definitions inside struct definitions
   Access access_ = Access::none;  // of the last declaration read
   std::string unknown_type_;
 };

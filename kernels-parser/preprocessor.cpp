@@ -13,6 +13,9 @@ namespace hivecl::kernels_parser {
 namespace {
 
 constexpr int max_include_depth = 32;
+// Limits that keep hostile or runaway sources from exhausting the stack or memory.
+constexpr int max_nesting = 256;
+constexpr size_t max_expanded_tokens = size_t{1} << 22;
 
 // Names the device compiler (or its headers) may define: their values are not known here.
 bool device_may_define(const std::string& name) {
@@ -53,12 +56,17 @@ Token stringify(const std::vector<Token>& tokens) {
 // Expands macros in a token sequence, rescanning each replacement with what follows it.
 class Expander {
  public:
-  Expander(const std::map<std::string, Macro>& macros, Preprocessor& preprocessor, std::vector<Token> input)
-      : macros_(macros), preprocessor_(preprocessor), input_(std::move(input)) {
+  Expander(const std::map<std::string, Macro>& macros, Preprocessor& preprocessor, std::vector<Token> input,
+           int depth = 0)
+      : macros_(macros), preprocessor_(preprocessor), input_(std::move(input)), depth_(depth) {
     std::reverse(input_.begin(), input_.end());
   }
 
   std::vector<Token> run() {
+    if (depth_ > max_nesting) {
+      preprocessor_.uncertain("macro calls nested too deeply");
+      input_.clear();
+    }
     while (!input_.empty()) {
       Token token = take();
       const auto found = token.identifier() && !hides(token, token.text) ? macros_.find(token.text) : macros_.end();
@@ -122,7 +130,7 @@ class Expander {
       } else if (parameter >= 0) {
         const bool pasted = paste_next || (i + 1 < body.size() && body[i + 1].is("##"));
         const auto& argument = arguments[static_cast<size_t>(parameter)];
-        item = pasted ? argument : Expander(macros_, preprocessor_, argument).run();
+        item = pasted ? argument : Expander(macros_, preprocessor_, argument, depth_ + 1).run();
       } else {
         item.push_back(body[i]);
       }
@@ -170,6 +178,10 @@ class Expander {
 
   // Puts the replacement back in front of the input, hidden from the macro that made it.
   void replace(const Token& call, std::vector<Token> replacement) {
+    if (!preprocessor_.spend(replacement.size())) {
+      input_.clear();
+      return;
+    }
     for (auto it = replacement.rbegin(); it != replacement.rend(); ++it) {
       it->hidden.insert(it->hidden.end(), call.hidden.begin(), call.hidden.end());
       it->hidden.push_back(call.text);
@@ -181,6 +193,7 @@ class Expander {
   Preprocessor& preprocessor_;
   std::vector<Token> input_;  // reversed: the next token is at the back
   std::vector<Token> output_;
+  int depth_;
 };
 
 // #if expressions: C's integer constant expressions; an unknown operand makes the result
@@ -207,6 +220,10 @@ class Evaluator {
   Value conditional() {
     const Value condition = binary(0);
     if (!accept("?")) return condition;
+    if (++nesting_ > max_nesting) {
+      failed_ = true;
+      return {};
+    }
     const Value yes = conditional();
     if (!accept(":")) failed_ = true;
     const Value no = conditional();
@@ -261,12 +278,22 @@ class Evaluator {
         {"+", [](long long p, long long q) { return static_cast<long long>(static_cast<unsigned long long>(p) + static_cast<unsigned long long>(q)); }},
         {"-", [](long long p, long long q) { return static_cast<long long>(static_cast<unsigned long long>(p) - static_cast<unsigned long long>(q)); }},
         {"*", [](long long p, long long q) { return static_cast<long long>(static_cast<unsigned long long>(p) * static_cast<unsigned long long>(q)); }},
-        {"/", [](long long p, long long q) { return q == -1 ? -p : p / q; }},
+        {"/", [](long long p, long long q) { return q == -1 ? static_cast<long long>(0ull - static_cast<unsigned long long>(p)) : p / q; }},
         {"%", [](long long p, long long q) { return q == -1 ? 0 : p % q; }}};
     return {operations.at(op)(x, y), true};
   }
 
   Value unary() {
+    if (++nesting_ > max_nesting) {
+      failed_ = true;
+      return {};
+    }
+    const Value value = unary_operand();
+    --nesting_;
+    return value;
+  }
+
+  Value unary_operand() {
     if (accept("!")) return negate(unary(), [](long long v) -> long long { return !v; });
     if (accept("~")) return negate(unary(), [](long long v) { return ~v; });
     if (accept("-")) return negate(unary(), [](long long v) { return static_cast<long long>(0ull - static_cast<unsigned long long>(v)); });
@@ -314,6 +341,7 @@ class Evaluator {
   const std::vector<Token>& tokens_;
   size_t position_ = 0;
   bool failed_ = false;
+  int nesting_ = 0;
 };
 
 std::vector<Token> until_newline(const std::vector<Token>& tokens, size_t& position) {
@@ -331,6 +359,15 @@ bool signature_relevant(const std::vector<Token>& line) {
 }
 
 }  // namespace
+
+bool Preprocessor::spend(size_t tokens) {
+  if (expanded_tokens_ + tokens > max_expanded_tokens) {
+    uncertain("macro expansion too large");
+    return false;
+  }
+  expanded_tokens_ += tokens;
+  return true;
+}
 
 void Preprocessor::define(const std::string& name, const std::string& value) {
   macros_[name] = Macro{.body = lex(value)};

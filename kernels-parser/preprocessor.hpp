@@ -40,6 +40,8 @@ class Preprocessor {
   const std::vector<Token>& output() const { return output_; }
   bool certain() const { return uncertainty_.empty(); }
   const std::string& uncertainty() const { return uncertainty_; }
+  // Counts tokens made by macro expansion; false (and uncertain) past the limit.
+  bool spend(size_t tokens);
   void uncertain(const std::string& why) {
     if (uncertainty_.empty()) uncertainty_ = why;
   }
@@ -72,6 +74,7 @@ class Preprocessor {
   std::vector<Token> pending_;  // text lines not yet expanded (a macro call may span lines)
   std::vector<Token> output_;
   std::string uncertainty_;
+  size_t expanded_tokens_ = 0;
 };
 
 }  // namespace hivecl::kernels_parser

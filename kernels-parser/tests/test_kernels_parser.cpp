@@ -195,3 +195,19 @@ TEST_CASE("pipes and read_write images", "[kernels-parser]") {
   CHECK(kinds(k) == std::vector{K::pipe, K::image});
   CHECK(k.arguments[1].access == Access::read_write);
 }
+
+TEST_CASE("runaway macros and deep nesting end uncertain, without exhausting the stack or memory",
+          "[kernels-parser]") {
+  std::string doubling;
+  for (int i = 0; i < 40; ++i)
+    doubling += "#define M" + std::to_string(i) + " M" + std::to_string(i + 1) + " M" + std::to_string(i + 1) + "\n";
+  CHECK_FALSE(parse(doubling + "M0\nkernel void k(int x) {}").certain);
+  std::string nested;
+  for (int i = 0; i < 5000; ++i) nested += "F(";
+  nested += "1" + std::string(5000, ')');
+  CHECK_FALSE(parse("#define F(x) x\n" + nested + "\nkernel void k(int x) {}").certain);
+  CHECK_FALSE(parse("#if " + std::string(100000, '(') + "1" + std::string(100000, ')') + "\n#endif\n").certain);
+  std::string structs;
+  for (int i = 0; i < 5000; ++i) structs += "struct { ";
+  CHECK_FALSE(parse("typedef " + structs + "int x;" + std::string(5000, '}') + " T;\nkernel void k(T t) {}").certain);
+}
