@@ -94,6 +94,16 @@ KernelSignature signature(cl_kernel kernel, bool describe_args) {
   return result;
 }
 
+cl_int set_buffer_arg(Session& session, cl_kernel kernel, const KernelArg& arg) {
+  cl_mem mem = nullptr;
+  try {
+    if (arg.object != no_object) mem = session.get<cl_mem>(arg.object);
+  } catch (const ClError& error) {
+    return error.code;  // released since it was set
+  }
+  return clSetKernelArg(kernel, arg.index, sizeof mem, &mem);
+}
+
 // The clSetKernelArg the client recorded; a failure is the launch's CL_INVALID_KERNEL_ARGS
 // (the argument is not validly specified), as README.md explains.
 void apply(Session& session, cl_kernel kernel, const KernelArg& arg) {
@@ -103,11 +113,9 @@ void apply(Session& session, cl_kernel kernel, const KernelArg& arg) {
       status = arg.value.size() == arg.size ? clSetKernelArg(kernel, arg.index, arg.size, arg.value.data())
                                             : CL_INVALID_ARG_SIZE;
       break;
-    case ArgKind::mem_object: {
-      const cl_mem mem = arg.object == no_object ? nullptr : session.get<cl_mem>(arg.object);
-      status = clSetKernelArg(kernel, arg.index, sizeof mem, &mem);
+    case ArgKind::mem_object:
+      status = set_buffer_arg(session, kernel, arg);
       break;
-    }
     case ArgKind::no_value:
       status = clSetKernelArg(kernel, arg.index, arg.size, nullptr);
       break;
