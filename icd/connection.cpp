@@ -113,6 +113,7 @@ void Connection::on_control(Bytes&& frame) {
   pending->header = header;
   pending->frame = std::move(frame);
   pending->arrived.complete(OpStatus::done);
+  if (pending->on_arrival) pending->on_arrival(*pending);
 }
 
 std::shared_ptr<Incoming> Connection::receive(uint64_t sequence, void* data, size_t size) {
@@ -129,7 +130,10 @@ void Connection::lose(const char* why, log::Level level) {
     abandoned.swap(pending_);
     if (link_) link_->expect(-static_cast<int>(abandoned.size()));
   }
-  for (auto& [sequence, pending] : abandoned) pending->arrived.complete(OpStatus::cancelled);
+  for (auto& [sequence, pending] : abandoned) {
+    pending->arrived.complete(OpStatus::cancelled);
+    if (pending->on_arrival) pending->on_arrival(*pending);
+  }
   if (link_) engine_.forget(link_);
 }
 

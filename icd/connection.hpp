@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -55,6 +56,11 @@ class Connection {
   template <class M>
   typename M::Reply call(const typename M::Request& request, std::span<const std::byte> bulk = {},
                          uint64_t* sequence = nullptr);
+  // Sends a request and returns; `done` runs on the MPI progress thread when the reply
+  // arrives (status CL_SUCCESS and the reply) or the proxy is lost (peer_lost_status): it
+  // must only hand the result on.
+  template <class M>
+  void call_later(const typename M::Request& request, std::function<void(cl_int, const typename M::Reply&)> done);
   // Sends a request that has no reply.
   template <class M>
   void post(const typename M::Request& request);
@@ -72,7 +78,11 @@ class Connection {
     transport::Completion arrived;
     protocol::FrameHeader header;
     protocol::Bytes frame;
+    std::function<void(PendingReply&)> on_arrival;  // call_later's; also when the proxy is lost
   };
+  // The reply of an arrived PendingReply; ClError with its status (or peer_lost_status).
+  template <class M>
+  static typename M::Reply decode_reply(const PendingReply& pending);
 
   void connect();
   uint64_t send_request(protocol::Opcode opcode, const protocol::Bytes& body,
@@ -110,14 +120,37 @@ typename M::Reply Connection::call(const typename M::Request& request, std::span
                                           chunk_bytes_);
     if (sent->wait() != transport::OpStatus::done) throw ClError{peer_lost_status};
   }
-  if (pending->arrived.wait() != transport::OpStatus::done) throw ClError{peer_lost_status};
-  if (pending->header.status != CL_SUCCESS) throw ClError{pending->header.status};
+  pending->arrived.wait();
+  return decode_reply<M>(*pending);
+}
+
+template <class M>
+typename M::Reply Connection::decode_reply(const PendingReply& pending) {
+  if (pending.arrived.status() != transport::OpStatus::done) throw ClError{peer_lost_status};
+  if (pending.header.status != CL_SUCCESS) throw ClError{pending.header.status};
   typename M::Reply reply;
-  protocol::Reader reader(pending->frame);
+  protocol::Reader reader(pending.frame);
   protocol::FrameHeader header;
   if (!protocol::decode(reader, header) || !protocol::decode(reader, reply) || !reader.at_end())
     throw ClError{CL_OUT_OF_RESOURCES};
   return reply;
+}
+
+template <class M>
+void Connection::call_later(const typename M::Request& request,
+                            std::function<void(cl_int, const typename M::Reply&)> done) {
+  static_assert(M::has_reply);
+  if (!connected_) ensure_connected();
+  if (lost_) throw ClError{peer_lost_status};
+  auto pending = std::make_shared<PendingReply>();
+  pending->on_arrival = [done = std::move(done)](PendingReply& arrived) {
+    try {
+      done(CL_SUCCESS, decode_reply<M>(arrived));
+    } catch (const ClError& error) {
+      done(error.code, {});
+    }
+  };
+  send_request(M::opcode, protocol::to_bytes(request), pending);
 }
 
 template <class M>

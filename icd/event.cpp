@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "icd/api.hpp"
+#include "icd/callbacks.hpp"
 
 using namespace hivecl;
 using namespace hivecl::icd;
@@ -32,9 +33,11 @@ EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, con
   // Read data a waited-for command depends on (its own, and that of the reads before it on
   // its queue) joins this queue's pending reads: waiting for this command, or for any that
   // waits for it in turn, then covers it.
-  for (cl_uint i = 0; i < wait_count; ++i)
+  for (cl_uint i = 0; i < wait_count; ++i) {
+    if (!wait_events[i]->queue) continue;  // a user event: no data of its own
     for (auto& incoming : wait_events[i]->queue->unsettled(wait_events[i]->position))
       queue_->add_pending({std::move(incoming), position_});
+  }
 }
 
 _cl_event* EnqueuedCommand::complete(cl_command_type type, std::shared_ptr<Incoming> incoming) {
@@ -149,26 +152,65 @@ CL_API_ENTRY cl_int CL_API_CALL clReleaseEvent(cl_event event) {
   return guarded([&] { release(event); });
 }
 
-// Not yet (the OpenCL 1.2 completeness issue): user events and event callbacks.
 CL_API_ENTRY cl_event CL_API_CALL clCreateUserEvent(cl_context context, cl_int* errcode_ret) {
-  return guarded_create(errcode_ret, [&]() -> cl_event {
+  return guarded_create(errcode_ret, [&] {
     checked(context);
-    throw ClError{CL_INVALID_OPERATION};
+    auto event = std::make_unique<_cl_event>();
+    event->connection = context->connection;
+    event->id = context->connection->new_id();
+    event->context = Ref<_cl_context>(context);
+    event->command_type = CL_COMMAND_USER;
+    context->connection->call<CreateUserEvent>({.id = event->id, .context = context->id});
+    return publish(event.release());
   });
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clSetUserEventStatus(cl_event event, cl_int) {
+CL_API_ENTRY cl_int CL_API_CALL clSetUserEventStatus(cl_event event, cl_int execution_status) {
   return guarded([&] {
     checked(event);
-    throw ClError{CL_INVALID_EVENT};  // no event of HiveCL's is a user event
+    if (event->command_type != CL_COMMAND_USER) throw ClError{CL_INVALID_EVENT};
+    if (execution_status > CL_COMPLETE) throw ClError{CL_INVALID_VALUE};
+    event->connection->call<SetUserEventStatus>({.event = event->id, .execution_status = execution_status});
   });
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clSetEventCallback(cl_event event, cl_int,
-                                                   void(CL_CALLBACK*)(cl_event, cl_int, void*), void*) {
+namespace {
+
+using EventCallback = void(CL_CALLBACK*)(cl_event, cl_int, void*);
+
+// Runs on the callback thread. For CL_COMPLETE the command's data must be in the application's
+// memory first (a read's, and those it depends on), as it is for clWaitForEvents.
+void run_event_callback(Ref<_cl_event>& event, cl_int wanted, cl_int reported, EventCallback callback,
+                        void* user_data) {
+  if (wanted == CL_COMPLETE && reported == CL_COMPLETE) {
+    const cl_int data = settle(event.get());
+    if (data != CL_SUCCESS) reported = data;
+  }
+  callback(event.get(), reported, user_data);
+  event = Ref<_cl_event>();  // the hold ends here, not on the MPI progress thread
+}
+
+}  // namespace
+
+// The proxy answers when the native event reaches the status; the callback then runs once, on
+// HiveCL's callback thread, with the status reached (or the command's error, negative).
+CL_API_ENTRY cl_int CL_API_CALL clSetEventCallback(cl_event event, cl_int command_exec_callback_type,
+                                                   EventCallback pfn_notify, void* user_data) {
   return guarded([&] {
     checked(event);
-    throw ClError{CL_INVALID_OPERATION};
+    if (!pfn_notify || (command_exec_callback_type != CL_SUBMITTED && command_exec_callback_type != CL_RUNNING &&
+                        command_exec_callback_type != CL_COMPLETE))
+      throw ClError{CL_INVALID_VALUE};
+    auto hold = std::make_shared<Ref<_cl_event>>(event);
+    const cl_int wanted = command_exec_callback_type;
+    event->connection->call_later<WatchEvent>(
+        {.event = event->id, .status = wanted},
+        [hold, wanted, pfn_notify, user_data](cl_int status, const WatchEvent::Reply& reply) {
+          const cl_int reported = status == CL_SUCCESS ? reply.execution_status : status;
+          CallbackThread::get().post([hold, wanted, reported, pfn_notify, user_data] {
+            run_event_callback(*hold, wanted, reported, pfn_notify, user_data);
+          });
+        });
   });
 }
 

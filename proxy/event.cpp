@@ -28,16 +28,23 @@ namespace {
 
 void CL_CALLBACK run_completion(cl_event event, cl_int status, void* user_data) {
   std::unique_ptr<std::function<void(cl_int)>> action(static_cast<std::function<void(cl_int)>*>(user_data));
+  // PoCL reports the status asked for to a command that its failed wait list made fail: its
+  // event's own status tells.
+  cl_int current = CL_COMPLETE;
+  if (status >= 0 &&
+      clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof current, &current, nullptr) == CL_SUCCESS &&
+      current < 0)
+    status = current;
   (*action)(status);
   clReleaseEvent(event);
 }
 
 }  // namespace
 
-void when_complete(cl_event event, std::function<void(cl_int status)> action) {
+void when_status(cl_event event, cl_int status, std::function<void(cl_int status)> action) {
   clRetainEvent(event);
   auto* heap_action = new std::function<void(cl_int)>(std::move(action));
-  if (clSetEventCallback(event, CL_COMPLETE, run_completion, heap_action) != CL_SUCCESS)
+  if (clSetEventCallback(event, status, run_completion, heap_action) != CL_SUCCESS)
     run_completion(event, CL_INVALID_EVENT, heap_action);
 }
 
@@ -73,6 +80,46 @@ void execute(Call& call, const WaitForEvents::Request& request, Replier later) {
         later.reply<WaitForEvents>(progress->failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS);
     });
   }
+}
+
+CreateUserEvent::Reply execute(Call& call, const CreateUserEvent::Request& request) {
+  Session& session = call.session;
+  session.check_fresh(request.id);
+  cl_int status = CL_SUCCESS;
+  const cl_event event = clCreateUserEvent(session.get<cl_context>(request.context), &status);
+  check(status);
+  session.add(request.id, ObjectKind::event, event);
+  session.hold_user_event(event);
+  return {};
+}
+
+namespace {
+
+bool is_user_event(cl_event event) {
+  cl_command_type type = 0;
+  return clGetEventInfo(event, CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr) == CL_SUCCESS &&
+         type == CL_COMMAND_USER;
+}
+
+}  // namespace
+
+// Checked here as well as on the client: native runtimes must never see a status they may
+// take for a valid one, nor a user-event call on another event.
+SetUserEventStatus::Reply execute(Call& call, const SetUserEventStatus::Request& request) {
+  const cl_event event = call.session.get<cl_event>(request.event);
+  if (!is_user_event(event)) throw ClError{CL_INVALID_EVENT};
+  if (request.execution_status > 0) throw ClError{CL_INVALID_VALUE};
+  check(clSetUserEventStatus(event, request.execution_status));
+  return {};
+}
+
+void execute(Call& call, const WatchEvent::Request& request, Replier later) {
+  const cl_event event = call.session.get<cl_event>(request.event);
+  if (request.status != CL_SUBMITTED && request.status != CL_RUNNING && request.status != CL_COMPLETE)
+    throw ClError{CL_INVALID_VALUE};
+  when_status(event, request.status, [later](cl_int status) {
+    later.reply<WatchEvent>(CL_SUCCESS, {.execution_status = status});
+  });
 }
 
 }  // namespace hivecl::proxy

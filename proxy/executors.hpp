@@ -23,6 +23,8 @@ template <>
 inline constexpr bool replies_later<protocol::Finish> = true;
 template <>
 inline constexpr bool replies_later<protocol::WaitForEvents> = true;
+template <>
+inline constexpr bool replies_later<protocol::WatchEvent> = true;
 
 namespace p = protocol;
 
@@ -49,6 +51,9 @@ p::DescribeKernelArgs::Reply execute(Call&, const p::DescribeKernelArgs::Request
 p::ApplyKernelArgs::Reply execute(Call&, const p::ApplyKernelArgs::Request&);
 p::EnqueueNDRangeKernel::Reply execute(Call&, const p::EnqueueNDRangeKernel::Request&);
 void execute(Call&, const p::WaitForEvents::Request&, Replier later);
+p::CreateUserEvent::Reply execute(Call&, const p::CreateUserEvent::Request&);
+p::SetUserEventStatus::Reply execute(Call&, const p::SetUserEventStatus::Request&);
+void execute(Call&, const p::WatchEvent::Request&, Replier later);
 
 // --- helpers shared by the executors ---
 
@@ -63,8 +68,12 @@ struct Enqueue {
 Enqueue prepare_enqueue(Call& call, protocol::ObjectId queue, const protocol::EnqueueTail& tail);
 // Registers the event a command produced under the id the client chose, or releases it.
 void keep_event(Call& call, protocol::ObjectId id, cl_event event);
-// Runs `action` once `event` completes (or fails), in a native callback thread; releases the event after.
-void when_complete(cl_event event, std::function<void(cl_int status)> action);
+// Runs `action` once `event` reaches `status` (CL_SUBMITTED, CL_RUNNING, CL_COMPLETE) or
+// fails, in a native callback thread, with the status reported; releases the event after.
+void when_status(cl_event event, cl_int status, std::function<void(cl_int status)> action);
+inline void when_complete(cl_event event, std::function<void(cl_int status)> action) {
+  when_status(event, CL_COMPLETE, std::move(action));
+}
 
 // Reads a native clGet*Info value whole; `query(size, value, size_ret)` is the bound clGet*Info.
 template <class Query>

@@ -226,10 +226,19 @@ void Session::handle(const Bytes& frame) {
   }
 }
 
+void Session::hold_user_event(cl_event event) {
+  clRetainEvent(event);
+  user_events_.push_back(event);
+}
+
 void Session::teardown() {
   if (!lost_.exchange(true)) server_.engine().forget(link_);
   server_.watchdog().release(number_);
   auto objects = objects_.take_all();
+  for (cl_event event : user_events_) {
+    clSetUserEventStatus(event, peer_lost_status);  // CL_INVALID_OPERATION if already set
+    clReleaseEvent(event);
+  }
   // Let running commands end before their objects go (their callbacks hold what they need).
   log::debug("session ", number_, ": finishing its queues");
   for (auto& [id, entry] : objects)

@@ -96,6 +96,9 @@ class Session {
   void set_greeted() { greeted_ = true; }
   bool greeted() const { return greeted_; }
   void end() { ending_ = true; }
+  // A user event of this session: failed at teardown if the client never set it, so that the
+  // commands waiting for it end (even after the client released it).
+  void hold_user_event(cl_event event);
 
  private:
   void work();
@@ -107,6 +110,7 @@ class Session {
   transport::LinkPtr link_;
   Server& server_;
   HandleTable objects_;
+  std::vector<cl_event> user_events_;  // retained; the worker thread's only
   std::thread worker_;
   std::mutex inbox_mutex_;
   std::condition_variable inbox_cv_;

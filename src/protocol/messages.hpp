@@ -15,7 +15,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 2;
+inline constexpr uint32_t protocol_version = 3;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -35,8 +35,8 @@ enum class FrameKind : uint8_t { request, reply };
   X(CreateContext) X(CreateCommandQueue) X(Flush) X(Finish)                                                  \
   X(CreateBuffer) X(ReadBuffer) X(WriteBuffer) X(CopyBuffer) X(FillBuffer) X(EnqueueMarker)                 \
   X(CreateProgramWithSource) X(BuildProgram) X(GetProgramBinaries)                                           \
-  X(CreateKernel) X(CreateKernelsInProgram) X(DescribeKernelArgs) X(ApplyKernelArgs) X(EnqueueNDRangeKernel)                         \
-  X(WaitForEvents)
+  X(CreateKernel) X(CreateKernelsInProgram) X(DescribeKernelArgs) X(ApplyKernelArgs) X(EnqueueNDRangeKernel)       \
+  X(WaitForEvents) X(CreateUserEvent) X(SetUserEventStatus) X(WatchEvent)
 
 enum class Opcode : uint16_t {
 #define HIVECL_OPCODE(name) name,
@@ -402,6 +402,41 @@ struct WaitForEvents {
     HIVECL_FIELDS(events)
   };
   using Reply = Empty;
+};
+
+struct CreateUserEvent {
+  HIVECL_MESSAGE(CreateUserEvent, true, Bulk::none)
+  struct Request {
+    ObjectId id = no_object;
+    ObjectId context = no_object;
+    HIVECL_FIELDS(id, context)
+  };
+  using Reply = Empty;
+};
+
+struct SetUserEventStatus {
+  HIVECL_MESSAGE(SetUserEventStatus, true, Bulk::none)
+  struct Request {
+    ObjectId event = no_object;
+    int32_t execution_status = 0;
+    HIVECL_FIELDS(event, execution_status)
+  };
+  using Reply = Empty;
+};
+
+// clSetEventCallback: replied when the event has reached `status` (CL_SUBMITTED, CL_RUNNING
+// or CL_COMPLETE), with the status the native callback reported (negative: the command failed).
+struct WatchEvent {
+  HIVECL_MESSAGE(WatchEvent, true, Bulk::none)
+  struct Request {
+    ObjectId event = no_object;
+    int32_t status = 0;
+    HIVECL_FIELDS(event, status)
+  };
+  struct Reply {
+    int32_t execution_status = 0;
+    HIVECL_FIELDS(execution_status)
+  };
 };
 
 #undef HIVECL_MESSAGE

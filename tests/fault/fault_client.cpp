@@ -1,5 +1,6 @@
 // A HiveCL client for the fault tests to kill. It prints "ready <objects>" once its
-// objects exist, then either holds them ("hold") or moves data without end ("transfer").
+// objects exist, then either holds them ("hold"), holds them with a write waiting for a user
+// event it never sets ("gated"), or moves data without end ("transfer").
 #include <CL/cl.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@ int fail(const char* what, cl_int status) {
 
 int main(int argc, char** argv) {
   const bool transfer = argc > 1 && std::strcmp(argv[1], "transfer") == 0;
+  const bool gated = argc > 1 && std::strcmp(argv[1], "gated") == 0;
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;
   cl_int status = clGetPlatformIDs(1, &platform, nullptr);
@@ -39,12 +41,19 @@ int main(int argc, char** argv) {
   cl_kernel kernel = clCreateKernel(program, "twice", &status);
   if (!kernel) return fail("clCreateKernel", status);
   cl_event event = nullptr;
-  clEnqueueMarkerWithWaitList(queue, 0, nullptr, &event);
-  clFinish(queue);
+  std::vector<char> data(size, 1);
+  if (gated) {
+    event = clCreateUserEvent(context, &status);
+    if (!event) return fail("clCreateUserEvent", status);
+    clEnqueueWriteBuffer(queue, buffers[0], CL_FALSE, 0, size, data.data(), 1, &event, nullptr);
+    clFlush(queue);
+  } else {
+    clEnqueueMarkerWithWaitList(queue, 0, nullptr, &event);
+    clFinish(queue);
+  }
   // context, queue, three buffers, program, kernel, event
   std::printf("ready 8\n");
   std::fflush(stdout);
-  std::vector<char> data(size, 1);
   while (true) {
     if (!transfer) {
       ::pause();

@@ -140,6 +140,15 @@ TEST_CASE("a client killed while holding objects has them all released", "[fault
   work_once();
 }
 
+TEST_CASE("a client killed with a command waiting for its user event has everything released",
+          "[fault][client-death]") {
+  const size_t before = released_sessions();
+  FaultClient client("gated");
+  client.kill();
+  expect_session_released(before);
+  work_once();
+}
+
 TEST_CASE("a client killed in the middle of transfers does not disturb the proxy", "[fault][client-death]") {
   const size_t before = released_sessions();
   FaultClient client("transfer");
