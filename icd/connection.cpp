@@ -141,6 +141,7 @@ uint64_t Connection::send_request(Opcode opcode, const Bytes& body, const std::s
     link_->expect(1);
   }
   engine_.send(link_, transport::control_tag, std::move(frame));
+  requests_sent_.fetch_add(1, std::memory_order_relaxed);
   return sequence;
 }
 

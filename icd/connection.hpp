@@ -75,6 +75,9 @@ class Connection {
   // proxy writes it there itself; only the status comes).
   std::shared_ptr<Incoming> receive(uint64_t sequence, void* data, size_t size);
 
+  // Requests sent by this process over every connection (CL_PLATFORM_MESSAGES_SENT_HIVECL).
+  static uint64_t requests_sent() { return requests_sent_.load(std::memory_order_relaxed); }
+
   // Says goodbye (waiting a little) and frees the link: the process is exiting.
   void shutdown();
 
@@ -97,6 +100,7 @@ class Connection {
   void on_control(protocol::Bytes&& frame);
   void lose(const char* why, log::Level level = log::Level::warn);
 
+  static inline std::atomic<uint64_t> requests_sent_{0};
   Cluster& cluster_;
   transport::Engine& engine_;
   size_t chunk_bytes_;  // the proxy's, from Hello

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 
 #include "icd/api.hpp"
+#include "kernels_parser.hpp"
+#include "log.hpp"
 
 using namespace hivecl;
 using namespace hivecl::icd;
@@ -13,36 +16,126 @@ using namespace hivecl::protocol;
 
 namespace {
 
-_cl_kernel* new_kernel(_cl_program* program, ObjectId id) {
-  auto* kernel = new _cl_kernel;
+std::unique_ptr<_cl_kernel> new_kernel(_cl_program* program, ObjectId id) {
+  auto kernel = std::make_unique<_cl_kernel>();
   kernel->connection = program->connection;
   kernel->id = id;
   kernel->program = Ref<_cl_program>(program);
   return kernel;
 }
 
-// Until kernels-parser knows each argument's kind, an argument the size of a handle whose
-// value is a live buffer handle of this library is taken to be that buffer (DESIGN.md).
-SetKernelArg::Request describe_arg(const _cl_kernel* kernel, cl_uint index, size_t size, const void* value) {
-  SetKernelArg::Request request{.kernel = kernel->id, .index = index, .size = size};
-  if (!value) {
-    request.kind = ArgKind::no_value;
-    return request;
+ArgClass class_of(kernels_parser::ArgKind kind) {
+  switch (kind) {
+    case kernels_parser::ArgKind::global_memory:
+    case kernels_parser::ArgKind::constant_memory: return ArgClass::memory;
+    case kernels_parser::ArgKind::local_memory: return ArgClass::local;
+    case kernels_parser::ArgKind::image: return ArgClass::image;
+    case kernels_parser::ArgKind::sampler: return ArgClass::sampler;
+    case kernels_parser::ArgKind::pipe: return ArgClass::pipe;
+    case kernels_parser::ArgKind::by_value: return ArgClass::value;
   }
-  if (size == sizeof(cl_mem)) {
-    cl_mem candidate = nullptr;
-    std::memcpy(&candidate, value, sizeof candidate);
-    if (candidate && is_live(candidate, HandleKind::mem)) {
-      if (candidate->connection != kernel->connection) throw ClError{CL_INVALID_MEM_OBJECT};
-      request.kind = ArgKind::mem_object;
-      request.object = candidate->id;
-      return request;
-    }
+  return ArgClass::unknown;
+}
+
+std::shared_ptr<const kernels_parser::Program> parsed_source(_cl_program* program) {
+  std::lock_guard lock(program->parsed_mutex);
+  return program->parsed;
+}
+
+// The argument kinds: from the parsed source where it is certain and agrees with the device on
+// their number; otherwise from the proxy (clGetKernelArgInfo), never guessed.
+void learn_signature(_cl_kernel* kernel, const kernels_parser::Kernel* parsed, const KernelSignature& remote) {
+  if (parsed && parsed->arguments.size() == remote.num_args) {
+    for (const kernels_parser::Argument& argument : parsed->arguments)
+      kernel->args.push_back({.arg_class = class_of(argument.kind), .value_size = argument.size});
+    return;
   }
+  const KernelSignature described = remote.classes.size() == remote.num_args
+                                        ? remote
+                                        : kernel->connection->call<DescribeKernelArgs>({.kernel = kernel->id});
+  if (described.classes.size() != described.num_args) throw ClError{CL_OUT_OF_RESOURCES};
+  for (ArgClass arg_class : described.classes) kernel->args.push_back({.arg_class = arg_class});
+}
+
+cl_mem handle_value(size_t size, const void* value) {
+  if (size != sizeof(cl_mem)) throw ClError{CL_INVALID_ARG_SIZE};
+  cl_mem mem = nullptr;
+  if (value) std::memcpy(&mem, value, sizeof mem);
+  return mem;
+}
+
+// A buffer argument: a buffer of this kernel's proxy, or NULL.
+KernelArg memory_arg(const _cl_kernel* kernel, const KernelArg& base, const void* value) {
+  const cl_mem mem = handle_value(base.size, value);
+  if (mem && (!is_live(mem, HandleKind::mem) || mem->connection != kernel->connection))
+    throw ClError{CL_INVALID_MEM_OBJECT};
+  KernelArg arg = base;
+  arg.kind = ArgKind::mem_object;
+  arg.object = mem ? mem->id : no_object;
+  return arg;
+}
+
+KernelArg value_arg(const KernelArgSlot& slot, const KernelArg& base, const void* value) {
+  if (!value) throw ClError{CL_INVALID_ARG_VALUE};
+  if (slot.value_size && *slot.value_size != base.size) throw ClError{CL_INVALID_ARG_SIZE};
+  KernelArg arg = base;
   const auto* bytes = static_cast<const std::byte*>(value);
-  request.kind = ArgKind::value;
-  request.value.assign(bytes, bytes + size);
-  return request;
+  arg.value.assign(bytes, bytes + base.size);
+  return arg;
+}
+
+// What clSetKernelArg records, checked as the specification says; errors only the device can
+// see (a by-value size the parser does not know) come at the launch (README.md).
+KernelArg describe_arg(const _cl_kernel* kernel, cl_uint index, size_t size, const void* value) {
+  if (index >= kernel->args.size()) throw ClError{CL_INVALID_ARG_INDEX};
+  const KernelArgSlot& slot = kernel->args[index];
+  const KernelArg base{.index = index, .size = size};
+  switch (slot.arg_class) {
+    case ArgClass::memory: return memory_arg(kernel, base, value);
+    case ArgClass::image:
+    case ArgClass::pipe:
+      // Every memory object of HiveCL is a buffer: none can be an image or a pipe.
+      handle_value(size, value);
+      throw ClError{CL_INVALID_MEM_OBJECT};
+    case ArgClass::sampler:
+      if (size != sizeof(cl_sampler)) throw ClError{CL_INVALID_ARG_SIZE};
+      throw ClError{CL_INVALID_SAMPLER};  // no sampler can exist without image support
+    case ArgClass::local:
+      if (value) throw ClError{CL_INVALID_ARG_VALUE};
+      if (size == 0) throw ClError{CL_INVALID_ARG_SIZE};
+      return KernelArg{.index = index, .kind = ArgKind::no_value, .size = size};
+    case ArgClass::value: return value_arg(slot, base, value);
+    default:
+      log::warn("the device could not describe argument ", index, " of a kernel");
+      throw ClError{CL_OUT_OF_RESOURCES};
+  }
+}
+
+// The arguments set since the kernel's last launch; CL_INVALID_KERNEL_ARGS if one never was.
+std::vector<KernelArg> changed_args(const _cl_kernel* kernel) {
+  std::vector<KernelArg> changed;
+  for (const KernelArgSlot& slot : kernel->args) {
+    if (!slot.current) throw ClError{CL_INVALID_KERNEL_ARGS};
+    if (!(slot.launched && *slot.launched == *slot.current)) changed.push_back(*slot.current);
+  }
+  return changed;
+}
+
+// Gives the proxy the arguments set since the last launch, for a query that depends on them.
+// A refused argument stays pending: the launch reports it (CL_INVALID_KERNEL_ARGS).
+void apply_changed_args(_cl_kernel* kernel) {
+  std::lock_guard lock(kernel->args_mutex);
+  std::vector<KernelArg> args;
+  for (const KernelArgSlot& slot : kernel->args)
+    if (slot.current && !(slot.launched && *slot.launched == *slot.current)) args.push_back(*slot.current);
+  if (args.empty()) return;
+  try {
+    kernel->connection->call<ApplyKernelArgs>({.kernel = kernel->id, .args = args});
+  } catch (const ClError& error) {
+    if (error.code != CL_INVALID_KERNEL_ARGS) throw;
+    return;
+  }
+  for (KernelArg& arg : args) kernel->args[arg.index].launched = std::move(arg);
 }
 
 // The largest value of the device's size_t (CL_DEVICE_ADDRESS_BITS wide).
@@ -76,10 +169,14 @@ void enqueue_kernel(EnqueuedCommand& command, cl_kernel kernel, cl_uint work_dim
   if (work_dim < 1 || work_dim > 3) throw ClError{CL_INVALID_WORK_DIMENSION};
   if (!global_size) throw ClError{CL_INVALID_GLOBAL_WORK_SIZE};
   check_range(command.queue()->device, work_dim, global_offset, global_size);
+  // Held until the proxy has the launch: its arguments reach it in the order they were set.
+  std::lock_guard lock(kernel->args_mutex);
+  std::vector<KernelArg> args = changed_args(kernel);
   command.connection()->call<EnqueueNDRangeKernel>(
-      {.queue = command.queue()->id, .kernel = kernel->id, .work_dim = work_dim,
+      {.queue = command.queue()->id, .kernel = kernel->id, .args = args, .work_dim = work_dim,
        .global_offset = work_sizes(global_offset, work_dim), .global_size = work_sizes(global_size, work_dim),
        .local_size = work_sizes(local_size, work_dim), .tail = command.tail()});
+  for (KernelArg& arg : args) kernel->args[arg.index].launched = std::move(arg);
   command.complete(type);
 }
 
@@ -89,9 +186,14 @@ CL_API_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char
   return guarded_create(errcode_ret, [&] {
     checked(program);
     if (!kernel_name) throw ClError{CL_INVALID_VALUE};
+    const auto parsed = parsed_source(program);
+    const kernels_parser::Kernel* known = parsed ? parsed->certain_kernel(kernel_name) : nullptr;
     const ObjectId id = program->connection->new_id();
-    program->connection->call<CreateKernel>({.id = id, .program = program->id, .name = kernel_name});
-    return publish(new_kernel(program, id));
+    const auto reply = program->connection->call<CreateKernel>(
+        {.id = id, .program = program->id, .name = kernel_name, .describe_args = known == nullptr});
+    auto kernel = new_kernel(program, id);
+    learn_signature(kernel.get(), known, reply.signature);
+    return publish(kernel.release());
   });
 }
 
@@ -105,10 +207,19 @@ CL_API_ENTRY cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_
     if (kernels && num_kernels < count) throw ClError{CL_INVALID_VALUE};
     if (num_kernels_ret) *num_kernels_ret = static_cast<cl_uint>(count);
     if (!kernels) return;
+    const auto parsed = parsed_source(program);
     std::vector<ObjectId> ids(count);
     for (auto& id : ids) id = program->connection->new_id();
-    program->connection->call<CreateKernelsInProgram>({.program = program->id, .ids = ids});
-    for (size_t i = 0; i < count; ++i) kernels[i] = publish(new_kernel(program, ids[i]));
+    const auto reply = program->connection->call<CreateKernelsInProgram>(
+        {.program = program->id, .ids = ids, .describe_args = !parsed || !parsed->certain});
+    if (reply.names.size() != count || reply.signatures.size() != count) throw ClError{CL_OUT_OF_RESOURCES};
+    std::vector<std::unique_ptr<_cl_kernel>> created;
+    for (size_t i = 0; i < count; ++i) {
+      created.push_back(new_kernel(program, ids[i]));
+      learn_signature(created.back().get(), parsed ? parsed->certain_kernel(reply.names[i]) : nullptr,
+                      reply.signatures[i]);
+    }
+    for (size_t i = 0; i < count; ++i) kernels[i] = publish(created[i].release());
   });
 }
 
@@ -131,7 +242,8 @@ CL_API_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint arg_ind
                                                const void* arg_value) {
   return guarded([&] {
     checked(kernel);
-    kernel->connection->call<SetKernelArg>(describe_arg(kernel, arg_index, arg_size, arg_value));
+    std::lock_guard lock(kernel->args_mutex);
+    kernel->args[arg_index].current = describe_arg(kernel, arg_index, arg_size, arg_value);
   });
 }
 
@@ -158,6 +270,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_de
                    !kernel->program->context->has_device(device)))
       throw ClError{CL_INVALID_DEVICE};
     InfoReply reply(param_value_size, param_value, param_value_size_ret);
+    if (param_name == CL_KERNEL_LOCAL_MEM_SIZE) apply_changed_args(kernel);
     remote_info(kernel->connection, InfoFamily::kernel_work_group, kernel->id, param_name, reply,
                 device ? device->id : no_object);
   });

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -166,14 +167,32 @@ struct _cl_mem : hivecl::icd::Shared<_cl_mem> {
   ~_cl_mem() { destructor_callbacks.run(this); }
 };
 
+namespace hivecl::kernels_parser {
+struct Program;
+}
+
 struct _cl_program : hivecl::icd::Shared<_cl_program> {
   hivecl::icd::Ref<_cl_context> context;
   std::vector<cl_device_id> devices;
   std::string source;
+  // What kernels-parser read from the source with the last successful build's options.
+  std::mutex parsed_mutex;
+  std::shared_ptr<const hivecl::kernels_parser::Program> parsed;
+};
+
+// One argument as the application last set it, and as the proxy last received it.
+struct KernelArgSlot {
+  hivecl::protocol::ArgClass arg_class = hivecl::protocol::ArgClass::unknown;
+  std::optional<uint64_t> value_size;  // by-value arguments whose size the parser knows
+  std::optional<hivecl::protocol::KernelArg> current;
+  std::optional<hivecl::protocol::KernelArg> launched;
 };
 
 struct _cl_kernel : hivecl::icd::Shared<_cl_kernel> {
   hivecl::icd::Ref<_cl_program> program;
+  // clSetKernelArg records here and sends nothing; a launch sends what changed, under the lock.
+  std::mutex args_mutex;
+  std::vector<KernelArgSlot> args;
 };
 
 struct _cl_event : hivecl::icd::Shared<_cl_event> {

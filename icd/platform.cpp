@@ -1,12 +1,14 @@
 // Platform family on the client side: the one HiveCL platform, the ICD entry points.
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
+#include <CL/cl_hivecl.h>
 
 #include <cstring>
 #include <string>
 
 #include "hivecl_build_config.hpp"
 #include "icd/api.hpp"
+#include "icd/connection.hpp"
 
 using namespace hivecl;
 using namespace hivecl::icd;
@@ -57,6 +59,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id platform, cl_pl
       }
       case CL_PLATFORM_HOST_TIMER_RESOLUTION: return reply.scalar(cl_ulong{0});
       case CL_PLATFORM_ICD_SUFFIX_KHR: return reply.string("HiveCL");
+      case CL_PLATFORM_MESSAGES_SENT_HIVECL: return reply.scalar(cl_ulong{Connection::requests_sent()});
       default: throw ClError{CL_INVALID_VALUE};
     }
   });

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "icd/api.hpp"
+#include "kernels_parser.hpp"
 
 using namespace hivecl;
 using namespace hivecl::icd;
@@ -36,6 +37,13 @@ void get_binaries(const _cl_program* program, size_t param_value_size, void* par
   for (size_t i = 0; i < program->devices.size() && i < reply.binaries.size(); ++i)
     if (destinations[i] && !reply.binaries[i].empty())
       std::memcpy(destinations[i], reply.binaries[i].data(), reply.binaries[i].size());
+}
+
+// Kernel arguments are set without asking the proxy where the source tells their kinds (kernel.cpp).
+void remember_signatures(_cl_program* program, const char* options) {
+  auto parsed = std::make_shared<const kernels_parser::Program>(kernels_parser::parse(program->source, options));
+  std::lock_guard lock(program->parsed_mutex);
+  program->parsed = std::move(parsed);
 }
 
 }  // namespace
@@ -75,6 +83,7 @@ CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_d
     } catch (const ClError& error) {
       status = error.code;
     }
+    if (status == CL_SUCCESS) remember_signatures(program, options ? options : "");
     // The build is synchronous: the notification comes when it is over, whatever the outcome.
     if (pfn_notify) pfn_notify(program, user_data);
     check(status);

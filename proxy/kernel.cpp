@@ -1,11 +1,134 @@
 // Kernel family on the proxy side.
 #include <CL/cl.h>
 
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "log.hpp"
 #include "proxy/executors.hpp"
 
 namespace hivecl::proxy {
 
 using namespace protocol;
+
+namespace {
+
+std::string text_info(const Bytes& bytes) { return std::string(reinterpret_cast<const char*>(bytes.data()), strnlen(reinterpret_cast<const char*>(bytes.data()), bytes.size())); }
+
+// What argument `index` is, from clGetKernelArgInfo; unknown when the device cannot say.
+ArgClass classify(cl_kernel kernel, cl_uint index) {
+  cl_kernel_arg_address_qualifier address = 0;
+  cl_kernel_arg_type_qualifier qualifiers = 0;
+  size_t type_size = 0;
+  if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof address, &address, nullptr) ||
+      clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof qualifiers, &qualifiers, nullptr) ||
+      clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, 0, nullptr, &type_size))
+    return ArgClass::unknown;
+  const std::string type = text_info(query_info([&](size_t n, void* v, size_t* r) {
+    return clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, n, v, r);
+  }));
+  if (qualifiers & CL_KERNEL_ARG_TYPE_PIPE) return ArgClass::pipe;
+  // Pointers are spelled with '*'; images sit in the global (clang) or private address space.
+  if (type.starts_with("image") && type.find('*') == std::string::npos) return ArgClass::image;
+  if (type == "sampler_t") return ArgClass::sampler;
+  switch (address) {
+    case CL_KERNEL_ARG_ADDRESS_GLOBAL:
+    case CL_KERNEL_ARG_ADDRESS_CONSTANT: return ArgClass::memory;
+    case CL_KERNEL_ARG_ADDRESS_LOCAL: return ArgClass::local;
+    default: return ArgClass::value;
+  }
+}
+
+std::vector<ArgClass> classify_all(cl_kernel kernel, cl_uint count) {
+  std::vector<ArgClass> classes(count);
+  for (cl_uint i = 0; i < count; ++i) classes[i] = classify(kernel, i);
+  return classes;
+}
+
+bool all_known(const std::vector<ArgClass>& classes) {
+  return std::find(classes.begin(), classes.end(), ArgClass::unknown) == classes.end();
+}
+
+// Argument information needs -cl-kernel-arg-info on some devices: a private build of the same
+// source with the same options and that flag tells, without changing the application's program.
+std::vector<ArgClass> classify_from_rebuild(cl_kernel kernel, cl_uint count) {
+  cl_program program = nullptr;
+  check(clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof program, &program, nullptr));
+  cl_context context = nullptr;
+  check(clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof context, &context, nullptr));
+  cl_device_id device = nullptr;
+  check(clGetProgramInfo(program, CL_PROGRAM_DEVICES, sizeof device, &device, nullptr));
+  const std::string source = text_info(query_info([&](size_t n, void* v, size_t* r) {
+    return clGetProgramInfo(program, CL_PROGRAM_SOURCE, n, v, r);
+  }));
+  const std::string options = text_info(query_info([&](size_t n, void* v, size_t* r) {
+    return clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_OPTIONS, n, v, r);
+  })) + " -cl-kernel-arg-info";
+  const std::string name = text_info(query_info([&](size_t n, void* v, size_t* r) {
+    return clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, n, v, r);
+  }));
+  std::vector<ArgClass> classes(count, ArgClass::unknown);
+  if (source.empty()) return classes;  // built from a binary: nothing to rebuild from
+  const char* text = source.c_str();
+  cl_int status = CL_SUCCESS;
+  cl_program described = clCreateProgramWithSource(context, 1, &text, nullptr, &status);
+  if (status != CL_SUCCESS) return classes;
+  if (clBuildProgram(described, 1, &device, options.c_str(), nullptr, nullptr) == CL_SUCCESS) {
+    cl_kernel twin = clCreateKernel(described, name.c_str(), &status);
+    if (status == CL_SUCCESS) {
+      classes = classify_all(twin, count);
+      clReleaseKernel(twin);
+    }
+  }
+  clReleaseProgram(described);
+  return classes;
+}
+
+KernelSignature signature(cl_kernel kernel, bool describe_args) {
+  KernelSignature result;
+  check(clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof result.num_args, &result.num_args, nullptr));
+  if (!describe_args) return result;
+  result.classes = classify_all(kernel, result.num_args);
+  if (!all_known(result.classes)) result.classes = classify_from_rebuild(kernel, result.num_args);
+  return result;
+}
+
+cl_int set_buffer_arg(Session& session, cl_kernel kernel, const KernelArg& arg) {
+  cl_mem mem = nullptr;
+  try {
+    if (arg.object != no_object) mem = session.get<cl_mem>(arg.object);
+  } catch (const ClError& error) {
+    return error.code;  // released since it was set
+  }
+  return clSetKernelArg(kernel, arg.index, sizeof mem, &mem);
+}
+
+// The clSetKernelArg the client recorded; a failure is the launch's CL_INVALID_KERNEL_ARGS
+// (the argument is not validly specified), as README.md explains.
+void apply(Session& session, cl_kernel kernel, const KernelArg& arg) {
+  cl_int status = CL_SUCCESS;
+  switch (arg.kind) {
+    case ArgKind::value:
+      status = arg.value.size() == arg.size ? clSetKernelArg(kernel, arg.index, arg.size, arg.value.data())
+                                            : CL_INVALID_ARG_SIZE;
+      break;
+    case ArgKind::mem_object:
+      status = set_buffer_arg(session, kernel, arg);
+      break;
+    case ArgKind::no_value:
+      status = clSetKernelArg(kernel, arg.index, arg.size, nullptr);
+      break;
+    default:
+      status = CL_INVALID_VALUE;
+  }
+  if (status != CL_SUCCESS) {
+    log::debug("kernel argument ", arg.index, " refused by the device: ", status);
+    throw ClError{CL_INVALID_KERNEL_ARGS};
+  }
+}
+
+}  // namespace
 
 CreateKernel::Reply execute(Call& call, const CreateKernel::Request& request) {
   Session& session = call.session;
@@ -15,7 +138,7 @@ CreateKernel::Reply execute(Call& call, const CreateKernel::Request& request) {
   const cl_kernel kernel = clCreateKernel(program, request.name.c_str(), &status);
   check(status);
   session.add(request.id, ObjectKind::kernel, kernel);
-  return {};
+  return {.signature = signature(kernel, request.describe_args)};
 }
 
 CreateKernelsInProgram::Reply execute(Call& call, const CreateKernelsInProgram::Request& request) {
@@ -33,29 +156,19 @@ CreateKernelsInProgram::Reply execute(Call& call, const CreateKernelsInProgram::
       return clGetKernelInfo(kernels[i], CL_KERNEL_FUNCTION_NAME, n, v, r);
     });
     reply.names.emplace_back(reinterpret_cast<const char*>(name.data()));
+    reply.signatures.push_back(signature(kernels[i], request.describe_args));
     session.add(request.ids[i], ObjectKind::kernel, kernels[i]);
   }
   return reply;
 }
 
-SetKernelArg::Reply execute(Call& call, const SetKernelArg::Request& request) {
+DescribeKernelArgs::Reply execute(Call& call, const DescribeKernelArgs::Request& request) {
+  return signature(call.session.get<cl_kernel>(request.kernel), true);
+}
+
+ApplyKernelArgs::Reply execute(Call& call, const ApplyKernelArgs::Request& request) {
   const cl_kernel kernel = call.session.get<cl_kernel>(request.kernel);
-  switch (request.kind) {
-    case ArgKind::value:
-      if (request.value.size() != request.size) throw ClError{CL_INVALID_VALUE};
-      check(clSetKernelArg(kernel, request.index, request.size, request.value.data()));
-      break;
-    case ArgKind::mem_object: {
-      const cl_mem mem = call.session.get<cl_mem>(request.object);
-      check(clSetKernelArg(kernel, request.index, sizeof mem, &mem));
-      break;
-    }
-    case ArgKind::no_value:
-      check(clSetKernelArg(kernel, request.index, request.size, nullptr));
-      break;
-    default:
-      throw ClError{CL_INVALID_VALUE};
-  }
+  for (const KernelArg& arg : request.args) apply(call.session, kernel, arg);
   return {};
 }
 
@@ -68,6 +181,7 @@ EnqueueNDRangeKernel::Reply execute(Call& call, const EnqueueNDRangeKernel::Requ
   if (request.work_dim > 3 || !sized(request.global_offset) || !sized(request.global_size) ||
       !sized(request.local_size))
     throw ClError{CL_INVALID_VALUE};
+  for (const KernelArg& arg : request.args) apply(call.session, kernel, arg);
   const auto pointer = [](const std::vector<uint64_t>& values) -> const size_t* {
     static_assert(sizeof(size_t) == sizeof(uint64_t));
     return values.empty() ? nullptr : reinterpret_cast<const size_t*>(values.data());

@@ -12,4 +12,9 @@
  * directly), "mpi", or "" while no context has connected to the proxy yet. */
 #define CL_DEVICE_DATA_PATH_HIVECL 0x4FF1
 
+/* clGetPlatformInfo: how many messages (control frames: requests to a proxy) this process
+ * has sent so far, to all proxies together, as a cl_ulong. Bulk data (buffer contents)
+ * is not counted. It shows what a sequence of calls costs in messages (tests/bench). */
+#define CL_PLATFORM_MESSAGES_SENT_HIVECL 0x4FF2
+
 #endif

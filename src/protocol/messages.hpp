@@ -35,7 +35,7 @@ enum class FrameKind : uint8_t { request, reply };
   X(CreateContext) X(CreateCommandQueue) X(Flush) X(Finish)                                                  \
   X(CreateBuffer) X(ReadBuffer) X(WriteBuffer) X(CopyBuffer) X(FillBuffer) X(EnqueueMarker)                 \
   X(CreateProgramWithSource) X(BuildProgram) X(GetProgramBinaries)                                           \
-  X(CreateKernel) X(CreateKernelsInProgram) X(SetKernelArg) X(EnqueueNDRangeKernel)                         \
+  X(CreateKernel) X(CreateKernelsInProgram) X(DescribeKernelArgs) X(ApplyKernelArgs) X(EnqueueNDRangeKernel)       \
   X(WaitForEvents) X(CreateUserEvent) X(SetUserEventStatus) X(WatchEvent)
 
 enum class Opcode : uint16_t {
@@ -305,15 +305,29 @@ struct GetProgramBinaries {
   };
 };
 
+// What a kernel argument is, as far as setting it goes. The client learns it from
+// kernels-parser, or from the proxy (clGetKernelArgInfo) where the parser is not certain.
+enum class ArgClass : uint8_t { memory, local, image, sampler, pipe, value, unknown };
+
+struct KernelSignature {
+  uint32_t num_args = 0;
+  std::vector<ArgClass> classes;  // empty unless asked for
+  HIVECL_FIELDS(num_args, classes)
+};
+
 struct CreateKernel {
   HIVECL_MESSAGE(CreateKernel, true, Bulk::none)
   struct Request {
     ObjectId id = no_object;
     ObjectId program = no_object;
     std::string name;
-    HIVECL_FIELDS(id, program, name)
+    bool describe_args = false;  // the client's parser is not certain of this kernel
+    HIVECL_FIELDS(id, program, name, describe_args)
   };
-  using Reply = Empty;
+  struct Reply {
+    KernelSignature signature;
+    HIVECL_FIELDS(signature)
+  };
 };
 
 // Creates one kernel per id, at most as many as the program has; the reply names them in order.
@@ -322,45 +336,67 @@ struct CreateKernelsInProgram {
   struct Request {
     ObjectId program = no_object;
     std::vector<ObjectId> ids;
-    HIVECL_FIELDS(program, ids)
+    bool describe_args = false;
+    HIVECL_FIELDS(program, ids, describe_args)
   };
   struct Reply {
     std::vector<std::string> names;
-    HIVECL_FIELDS(names)
+    std::vector<KernelSignature> signatures;
+    HIVECL_FIELDS(names, signatures)
   };
+};
+
+// The argument classes of a kernel whose parsed signature disagrees with the device's.
+struct DescribeKernelArgs {
+  HIVECL_MESSAGE(DescribeKernelArgs, true, Bulk::none)
+  struct Request {
+    ObjectId kernel = no_object;
+    HIVECL_FIELDS(kernel)
+  };
+  using Reply = KernelSignature;
 };
 
 enum class ArgKind : uint8_t {
   value,        // bytes as given
-  mem_object,   // a cl_mem handle of this session
-  no_value,     // arg_value was NULL: local memory of `size` bytes, or a NULL buffer
+  mem_object,   // a cl_mem of this session, or no_object for a NULL buffer
+  no_value,     // arg_value was NULL: local memory of `size` bytes
 };
 
-struct SetKernelArg {
-  HIVECL_MESSAGE(SetKernelArg, true, Bulk::none)
+// One clSetKernelArg, recorded by the client and applied by the proxy at the next launch.
+struct KernelArg {
+  uint32_t index = 0;
+  ArgKind kind = ArgKind::value;
+  uint64_t size = 0;
+  ObjectId object = no_object;  // mem_object
+  Bytes value;                  // value
+  HIVECL_FIELDS(index, kind, size, object, value)
+};
+
+// Hands the proxy the arguments set since the kernel's last launch without launching it, for
+// queries whose answer depends on them (CL_KERNEL_LOCAL_MEM_SIZE).
+struct ApplyKernelArgs {
+  HIVECL_MESSAGE(ApplyKernelArgs, true, Bulk::none)
   struct Request {
     ObjectId kernel = no_object;
-    uint32_t index = 0;
-    ArgKind kind = ArgKind::value;
-    uint64_t size = 0;
-    ObjectId object = no_object;  // mem_object
-    Bytes value;                  // value
-    HIVECL_FIELDS(kernel, index, kind, size, object, value)
+    std::vector<KernelArg> args;
+    HIVECL_FIELDS(kernel, args)
   };
   using Reply = Empty;
 };
 
+// Carries the arguments set since the kernel's last launch; the proxy sets them, then enqueues.
 struct EnqueueNDRangeKernel {
   HIVECL_MESSAGE(EnqueueNDRangeKernel, true, Bulk::none)
   struct Request {
     ObjectId queue = no_object;
     ObjectId kernel = no_object;
+    std::vector<KernelArg> args;
     uint32_t work_dim = 0;
     std::vector<uint64_t> global_offset;  // empty: NULL
     std::vector<uint64_t> global_size;
     std::vector<uint64_t> local_size;     // empty: NULL
     EnqueueTail tail;
-    HIVECL_FIELDS(queue, kernel, work_dim, global_offset, global_size, local_size, tail)
+    HIVECL_FIELDS(queue, kernel, args, work_dim, global_offset, global_size, local_size, tail)
   };
   using Reply = Empty;
 };
