@@ -103,7 +103,12 @@ int main(int argc, char** argv) {
         expect("clGetKernelWorkGroupInfo of a guessed kernel", guess,
                clGetKernelWorkGroupInfo(forged_kernel, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof size, &size, nullptr),
                CL_INVALID_KERNEL);
+        // clSetKernelArg sends nothing: the launch carries the argument and meets the proxy's check.
         expect("clSetKernelArg of a guessed kernel", guess, clSetKernelArg(forged_kernel, 0, sizeof own, &own),
+               CL_SUCCESS);
+        const size_t one = 1;
+        expect("clEnqueueNDRangeKernel of a guessed kernel", guess,
+               clEnqueueNDRangeKernel(queue, forged_kernel, 1, nullptr, &one, nullptr, 0, nullptr, nullptr),
                CL_INVALID_KERNEL);
       },
       [&](ObjectId guess) {
