@@ -246,6 +246,7 @@ void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
   Session& session = call.session;
   const auto [enqueue, mem] = prepare_transfer(call, request);
   check_data_path(session, request.host_address);
+  session.statistics().count_to_client(request.size);
   if (request.size == 0) {
     keep_event(call, request.tail.event, enqueue_empty(clEnqueueReadBuffer, enqueue, mem, request.offset));
     later.reply<ReadBuffer>(CL_SUCCESS);
@@ -286,6 +287,7 @@ void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
 WriteBuffer::Reply execute(Call& call, const WriteBuffer::Request& request) {
   const auto [enqueue, mem] = prepare_transfer(call, request);
   check_data_path(call.session, request.host_address);
+  call.session.statistics().count_to_proxy(request.size);
   if (request.size == 0) {
     call.bulk_consumed = true;
     keep_event(call, request.tail.event, enqueue_empty(clEnqueueWriteBuffer, enqueue, mem, request.offset));

@@ -71,6 +71,7 @@ class Session {
   void lose();
   bool finished() const { return finished_.load(); }
   void count_call() { statistics_->count_call(); }
+  SessionStatistics& statistics() { return *statistics_; }
   protocol::SessionStatus status() const { return statistics_->snapshot(number_, usage_); }
 
   // --- for executors ---
