@@ -1,6 +1,8 @@
 // A host that vanishes from the network without a word (its link cut: no TCP reset, no
 // closed socket) must fail the calls on its devices within the peer timeout, not hang them.
-//   link-cut "COMMAND THAT CUTS THE LINK" LIMIT_SECONDS
+//   link-cut "COMMAND THAT CUTS THE LINK" "COMMAND THAT RESTORES IT" LIMIT_SECONDS
+// The link comes back before this process exits, so that the proxy sees its connections close
+// (with the link down, they would linger on the proxy's side until MPI_Finalize).
 // Uses the first HiveCL device (select the host with HIVECL_NODES).
 #include <CL/cl.h>
 
@@ -25,8 +27,8 @@ cl_int round_trip(cl_command_queue queue, cl_mem buffer, std::vector<char>& data
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) return fail("usage: link-cut COMMAND LIMIT_SECONDS", CL_INVALID_VALUE);
-  const double limit = std::atof(argv[2]);
+  if (argc != 4) return fail("usage: link-cut CUT RESTORE LIMIT_SECONDS", CL_INVALID_VALUE);
+  const double limit = std::atof(argv[3]);
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;
   cl_int status = clGetPlatformIDs(1, &platform, nullptr);
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
   const cl_int again = clFinish(queue);
   const double again_seconds = std::chrono::duration<double>(Clock::now() - later).count();
   std::printf("link cut: clFinish afterwards returned %d in %.3f s\n", again, again_seconds);
+  if (std::system(argv[2]) != 0) return fail("restoring the link", CL_INVALID_OPERATION);
   if (seconds > limit) return fail("the failure came after the time limit", status);
   if (again == CL_SUCCESS || again_seconds > 1.0) return fail("a later call did not fail at once", again);
   return 0;

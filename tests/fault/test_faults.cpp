@@ -473,5 +473,11 @@ TEST_CASE("100 sequential and 8 concurrent clients leave the proxy as they found
   CHECK(count_in_proxy_log(released_all) == expected);
   const size_t rss_after = proxy_rss_kib();
   INFO("proxy RSS before: " << rss_before << " KiB, after: " << rss_after << " KiB");
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's quarantine keeps freed memory (up to 256 MiB): there LeakSanitizer, at the proxy's
+  // exit, is the check (with-cluster.sh fails on its reports).
+  (void)rss_after;
+#else
   CHECK(rss_after < rss_before + 32 * 1024);
+#endif
 }
