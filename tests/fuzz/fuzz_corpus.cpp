@@ -54,16 +54,17 @@ Bytes whole_session() {
                         {.family = InfoFamily::program_build, .object = program, .device = device,
                          .param = CL_PROGRAM_BUILD_LOG});
   append_frame<CreateKernel>(input, sequence++, {.id = kernel, .program = program, .name = "add"});
-  const ObjectId args[] = {a, b, c};
-  for (uint32_t index = 0; index < 3; ++index)
-    append_frame<SetKernelArg>(input, sequence++,
-                               {.kernel = kernel, .index = index, .kind = ArgKind::mem_object, .size = sizeof(cl_mem),
-                                .object = args[index]});
+  // The arguments travel with the launch (clSetKernelArg sends nothing).
+  std::vector<KernelArg> args;
+  for (const ObjectId mem : {a, b, c})
+    args.push_back({.index = static_cast<uint32_t>(args.size()), .kind = ArgKind::mem_object, .size = sizeof(cl_mem),
+                    .object = mem});
   append_frame<GetInfo>(input, sequence++,
                         {.family = InfoFamily::kernel_work_group, .object = kernel, .device = device,
                          .param = CL_KERNEL_WORK_GROUP_SIZE});
   append_frame<EnqueueNDRangeKernel>(input, sequence++,
-                                     {.queue = queue, .kernel = kernel, .work_dim = 1, .global_size = {1024},
+                                     {.queue = queue, .kernel = kernel, .args = args, .work_dim = 1,
+                                      .global_size = {1024},
                                       .local_size = {64}, .tail = {.wait_list = {written}, .event = done}});
   append_frame<CopyBuffer>(input, sequence++, {.queue = queue, .source = c, .destination = a, .size = bytes});
   append_frame<EnqueueMarker>(input, sequence++, {.queue = queue, .barrier = true});
