@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto frames = fuzz::split_frames({reinterpret_cast<const std::byte*>(data), size});
   frames.push_back(fuzz::encode_frame<protocol::Goodbye>(0, {}));
   proxy::Session session(1, std::make_shared<SinkLink>(), server());
-  session.set_greeted();
+  session.set_greeted("fuzz", 0);
   session.start();
   for (auto& frame : frames) session.deliver(std::move(frame));
   return 0;  // ~Session joins the worker, which has released every object
