@@ -10,6 +10,7 @@
 #include "catch.hpp"
 #include "corpus.hpp"
 #include "kernels_parser.hpp"
+#include "platform_named.hpp"
 
 using namespace hivecl::kernels_parser;
 
@@ -18,15 +19,8 @@ namespace {
 cl_platform_id native_platform() {
   const char* wanted = std::getenv("HIVECL_TEST_NATIVE_PLATFORM");
   const std::string name = wanted ? wanted : "Portable Computing Language";
-  cl_uint count = 0;
-  clGetPlatformIDs(0, nullptr, &count);
-  std::vector<cl_platform_id> platforms(count);
-  clGetPlatformIDs(count, platforms.data(), nullptr);
-  for (cl_platform_id platform : platforms) {
-    char text[256] = {};
-    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof text, text, nullptr);
-    if (name == text) return platform;
-  }
+  cl_platform_id platform = hivecl::test::platform_named(name);
+  if (platform) return platform;
   FAIL("no platform named " << name);
   return nullptr;
 }

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "platform_named.hpp"
+
 namespace hivecl::bench {
 
 void die(const std::string& what, cl_int status) {
@@ -29,16 +31,9 @@ std::string native_platform_name() {
 namespace {
 
 cl_platform_id find_platform(const std::string& platform_name) {
-  cl_uint count = 0;
-  clGetPlatformIDs(0, nullptr, &count);
-  std::vector<cl_platform_id> platforms(count);
-  clGetPlatformIDs(count, platforms.data(), nullptr);
-  for (cl_platform_id platform : platforms) {
-    char name[256] = {};
-    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name, name, nullptr);
-    if (platform_name == name) return platform;
-  }
-  die("finding platform '" + platform_name + "'", CL_INVALID_PLATFORM);
+  cl_platform_id platform = test::platform_named(platform_name);
+  if (!platform) die("finding platform '" + platform_name + "'", CL_INVALID_PLATFORM);
+  return platform;
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "platform_named.hpp"
+
 namespace {
 
 const char* source = R"(
@@ -29,16 +31,9 @@ void check(cl_int status, const char* what) {
 }
 
 cl_platform_id hivecl_platform() {
-  cl_uint count = 0;
-  clGetPlatformIDs(0, nullptr, &count);
-  std::vector<cl_platform_id> platforms(count);
-  clGetPlatformIDs(count, platforms.data(), nullptr);
-  for (cl_platform_id platform : platforms) {
-    char name[64] = {};
-    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name, name, nullptr);
-    if (std::string(name) == "HiveCL") return platform;
-  }
-  fail("finding the HiveCL platform", CL_INVALID_PLATFORM);
+  cl_platform_id platform = hivecl::test::platform_named("HiveCL");
+  if (!platform) fail("finding the HiveCL platform", CL_INVALID_PLATFORM);
+  return platform;
 }
 
 // One device's share: its context, queue, kernel and buffers.
