@@ -24,6 +24,28 @@ void keep_event(Call& call, ObjectId id, cl_event event) {
   }
 }
 
+void keep_failed_event(Call& call, ObjectId queue, ObjectId id, cl_int status) {
+  if (id == no_object) return;
+  try {
+    call.session.check_fresh(id);
+    cl_context context = nullptr;
+    check(clGetCommandQueueInfo(call.session.get<cl_command_queue>(queue), CL_QUEUE_CONTEXT, sizeof context, &context,
+                                nullptr));
+    cl_int created = CL_SUCCESS;
+    const cl_event event = clCreateUserEvent(context, &created);
+    check(created);
+    clSetUserEventStatus(event, status < 0 ? status : CL_OUT_OF_RESOURCES);
+    try {
+      call.session.add(id, ObjectKind::event, event);
+    } catch (const ClError&) {
+      clReleaseEvent(event);
+      throw;
+    }
+  } catch (const ClError&) {
+    // The id or queue was bad to begin with: the client's later uses of it are refused.
+  }
+}
+
 EnqueueMarker::Reply execute(Call& call, const EnqueueMarker::Request& request) {
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   cl_event event = nullptr;

@@ -71,6 +71,9 @@ struct Enqueue {
 Enqueue prepare_enqueue(Call& call, protocol::ObjectId queue, const protocol::EnqueueTail& tail);
 // Registers the event a command produced under the id the client chose, or releases it.
 void keep_event(Call& call, protocol::ObjectId id, cl_event event);
+// Registers, under the id the client chose, an event that reports `status` (a failure), for
+// a command that the client did not wait for and that could not be enqueued.
+void keep_failed_event(Call& call, protocol::ObjectId queue, protocol::ObjectId id, cl_int status);
 // Reads a native clGet*Info value whole; `query(size, value, size_ret)` is the bound clGet*Info.
 template <class Query>
 protocol::Bytes query_info(Query&& query) {
