@@ -271,6 +271,11 @@ void Session::handle(const Bytes& frame) {
   }
 }
 
+std::shared_ptr<AttachedSegment> Session::shared_segment(const SharedRange& range) {
+  if (data_path_->kind() != transport::DataPath::memory) throw ClError{CL_INVALID_VALUE};
+  return shared_segments_.get(client_pid_, range);
+}
+
 void Session::hold_user_event(cl_event event) {
   clRetainEvent(event);
   user_events_.push_back(event);
