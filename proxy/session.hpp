@@ -135,6 +135,7 @@ class Session {
   std::mutex inbox_mutex_;
   std::condition_variable inbox_cv_;
   std::deque<protocol::Bytes> inbox_;
+  std::atomic<size_t> inbox_size_{0};  // read without the lock while spinning
   std::atomic<bool> lost_{false};
   std::atomic<bool> finished_{false};
   bool greeted_ = false;
