@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 
 #include "icd/api.hpp"
 #include "image_format.hpp"
@@ -292,6 +293,20 @@ void report_pitches(const _cl_mem* image, const _cl_mem::Mapping& mapping, size_
   *slice_pitch = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? mapping.row_step : sliced ? mapping.slice_step : 0;
 }
 
+// The pitches of an image made from host data are those of the host data, as native runtimes
+// report them (the proxy's copy is packed). 1D images and arrays report the device's.
+std::optional<size_t> host_pitch(const _cl_mem& image, cl_image_info param) {
+  const ImageDescription& description = *image.image;
+  const cl_mem_object_type type = description.desc.image_type;
+  if (!(image.flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR))) return std::nullopt;
+  if (param == CL_IMAGE_ROW_PITCH && (type == CL_MEM_OBJECT_IMAGE2D || type == CL_MEM_OBJECT_IMAGE2D_ARRAY ||
+                                      type == CL_MEM_OBJECT_IMAGE3D))
+    return description.row_step;
+  if (param == CL_IMAGE_SLICE_PITCH && (type == CL_MEM_OBJECT_IMAGE2D_ARRAY || type == CL_MEM_OBJECT_IMAGE3D))
+    return description.slice_step;
+  return std::nullopt;
+}
+
 }  // namespace
 
 namespace hivecl::icd {
@@ -387,6 +402,10 @@ CL_API_ENTRY cl_int CL_API_CALL clGetImageInfo(cl_mem image, cl_image_info param
       case CL_IMAGE_BUFFER: return reply.scalar(static_cast<cl_mem>(image->image_buffer.get()));
       case CL_IMAGE_NUM_MIP_LEVELS:
       case CL_IMAGE_NUM_SAMPLES: return reply.scalar(cl_uint{0});
+      case CL_IMAGE_ROW_PITCH:
+      case CL_IMAGE_SLICE_PITCH:
+        if (const auto pitch = host_pitch(*image, param_name)) return reply.scalar(*pitch);
+        [[fallthrough]];
       default: remote_info(image->connection, InfoFamily::image, image->id, param_name, reply);
     }
   });

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "icd/api.hpp"
+#include "image_format.hpp"
 
 using namespace hivecl;
 using namespace hivecl::icd;
@@ -11,18 +12,10 @@ using namespace hivecl::protocol;
 
 namespace {
 
-void check_modes(cl_bool normalized_coords, cl_addressing_mode addressing_mode, cl_filter_mode filter_mode) {
-  const bool addressing_known = addressing_mode == CL_ADDRESS_NONE || addressing_mode == CL_ADDRESS_CLAMP_TO_EDGE ||
-                                addressing_mode == CL_ADDRESS_CLAMP || addressing_mode == CL_ADDRESS_REPEAT ||
-                                addressing_mode == CL_ADDRESS_MIRRORED_REPEAT;
-  const bool filter_known = filter_mode == CL_FILTER_NEAREST || filter_mode == CL_FILTER_LINEAR;
-  if (normalized_coords > CL_TRUE || !addressing_known || !filter_known) throw ClError{CL_INVALID_VALUE};
-}
-
 cl_sampler create_sampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing_mode,
                           cl_filter_mode filter_mode, std::vector<cl_sampler_properties> properties) {
   checked(context);
-  check_modes(normalized_coords, addressing_mode, filter_mode);
+  if (!sampler_modes_valid(normalized_coords, addressing_mode, filter_mode)) throw ClError{CL_INVALID_VALUE};
   if (!supports_images(context)) throw ClError{CL_INVALID_OPERATION};
   auto sampler = std::make_unique<_cl_sampler>();
   sampler->connection = context->connection;

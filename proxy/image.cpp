@@ -137,7 +137,15 @@ CreateImage::Reply execute(Call& call, const CreateImage::Request& request) {
   desc.image_height = request.shape.height;
   desc.image_depth = request.shape.depth;
   desc.image_array_size = request.shape.array_size;
-  if (request.shape.buffer != no_object) desc.buffer = buffer_of(session, request.shape.buffer);
+  // An image made from a buffer names one large enough; no other image names one.
+  const bool from_buffer = request.shape.type == CL_MEM_OBJECT_IMAGE1D_BUFFER;
+  if (from_buffer != (request.shape.buffer != no_object)) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  if (from_buffer) {
+    desc.buffer = buffer_of(session, request.shape.buffer);
+    size_t size = 0;
+    check(clGetMemObjectInfo(desc.buffer, CL_MEM_SIZE, sizeof size, &size, nullptr));
+    if (data_bytes > size) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  }
   std::shared_ptr<HostBuffer> data;
   if (copies) data = session.receive_bulk(call.sequence, request.data_bytes);
   call.bulk_consumed = true;

@@ -1,6 +1,7 @@
 // Samplers on the proxy side.
 #include <CL/cl.h>
 
+#include "image_format.hpp"
 #include "proxy/executors.hpp"
 
 namespace hivecl::proxy {
@@ -11,6 +12,8 @@ CreateSampler::Reply execute(Call& call, const CreateSampler::Request& request) 
   Session& session = call.session;
   session.check_fresh(request.id);
   const cl_context context = session.get<cl_context>(request.context);
+  if (!sampler_modes_valid(request.normalized_coords, request.addressing_mode, request.filter_mode))
+    throw ClError{CL_INVALID_VALUE};
   cl_int status = CL_SUCCESS;
   const cl_sampler sampler = clCreateSampler(context, request.normalized_coords ? CL_TRUE : CL_FALSE,
                                              request.addressing_mode, request.filter_mode, &status);

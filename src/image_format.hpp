@@ -1,10 +1,12 @@
-// Image formats as both sides need them: the bytes of one pixel (client: to pack the
-// application's data; proxy: to bound what a request may carry and count device memory).
+// Images and samplers as both sides check them: the bytes of one pixel (client: to pack the
+// application's data; proxy: to bound what a request may carry and count device memory), and
+// the sampler modes OpenCL defines (the proxy never hands the device others).
 #pragma once
 
 #include <CL/cl.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 
 namespace hivecl {
@@ -40,6 +42,14 @@ inline uint32_t image_element_size(uint32_t order, uint32_t data_type) {
     case CL_SIGNED_INT32: case CL_UNSIGNED_INT32: case CL_FLOAT: return 4 * channels;
     default: return 0;
   }
+}
+
+inline bool sampler_modes_valid(uint32_t normalized_coords, uint32_t addressing_mode, uint32_t filter_mode) {
+  const bool addressing_known = addressing_mode == CL_ADDRESS_NONE || addressing_mode == CL_ADDRESS_CLAMP_TO_EDGE ||
+                                addressing_mode == CL_ADDRESS_CLAMP || addressing_mode == CL_ADDRESS_REPEAT ||
+                                addressing_mode == CL_ADDRESS_MIRRORED_REPEAT;
+  const bool filter_known = filter_mode == CL_FILTER_NEAREST || filter_mode == CL_FILTER_LINEAR;
+  return normalized_coords <= CL_TRUE && addressing_known && filter_known;
 }
 
 // a * b * c * d, or UINT64_MAX when it does not fit.

@@ -321,6 +321,12 @@ DIFFERENTIAL_TEST(image_3d_and_host_data, "3D images and images made from host d
   Buffer used = create_image(probe, "use host ptr", setup.context, CL_MEM_USE_HOST_PTR, &rgba8, &desc, host.data());
   REQUIRE(used.get());
   record_data(probe, "used contents", read_image(setup.queue, used, zero, whole), picture);
+  for (const auto& [image, label] : {std::pair{copied.get(), "copied"}, {used.get(), "used"}}) {
+    size_t pitches[2] = {};
+    REQUIRE(clGetImageInfo(image, CL_IMAGE_ROW_PITCH, sizeof pitches[0], &pitches[0], nullptr) == CL_SUCCESS);
+    REQUIRE(clGetImageInfo(image, CL_IMAGE_SLICE_PITCH, sizeof pitches[1], &pitches[1], nullptr) == CL_SUCCESS);
+    probe.value(std::string(label) + ": pitches", std::to_string(pitches[0]) + " " + std::to_string(pitches[1]));
+  }
   const std::array<size_t, 3> origin{1, 2, 1}, region{4, 2, 3};
   record_data(probe, "3D region", read_image(setup.queue, copied, origin, region),
               crop(picture, width, height, origin, region));
