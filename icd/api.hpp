@@ -120,6 +120,16 @@ _cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem);
 void unmap_image(EnqueuedCommand& command, _cl_mem* image, const _cl_mem::Mapping& mapping);
 // Whether a device of `context` supports images.
 bool supports_images(const _cl_context* context);
+// The handle in the value of an image or sampler argument, with the specification's errors
+// for its size and for a NULL value.
+template <class Handle>
+Handle arg_handle(const protocol::KernelArg& base, const void* value) {
+  if (base.size != sizeof(Handle)) throw ClError{CL_INVALID_ARG_SIZE};
+  if (!value) throw ClError{CL_INVALID_ARG_VALUE};
+  Handle handle = nullptr;
+  std::memcpy(&handle, value, sizeof handle);
+  return handle;
+}
 // clSetKernelArg of an image or sampler argument, recorded for the next launch.
 protocol::KernelArg image_arg(const _cl_kernel* kernel, const protocol::KernelArg& base, const void* value);
 protocol::KernelArg sampler_arg(const _cl_kernel* kernel, const protocol::KernelArg& base, const void* value);

@@ -328,10 +328,7 @@ void unmap_image(EnqueuedCommand& command, _cl_mem* image, const _cl_mem::Mappin
 }
 
 KernelArg image_arg(const _cl_kernel* kernel, const KernelArg& base, const void* value) {
-  if (base.size != sizeof(cl_mem)) throw ClError{CL_INVALID_ARG_SIZE};
-  if (!value) throw ClError{CL_INVALID_ARG_VALUE};
-  cl_mem mem = nullptr;
-  std::memcpy(&mem, value, sizeof mem);
+  const cl_mem mem = arg_handle<cl_mem>(base, value);
   if (!mem || !is_live(mem, HandleKind::mem) || !mem->image || mem->connection != kernel->connection)
     throw ClError{CL_INVALID_MEM_OBJECT};
   KernelArg arg = base;

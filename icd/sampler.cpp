@@ -1,8 +1,6 @@
 // Samplers on the client side: created on the proxy, described from what the client keeps.
 #include <CL/cl.h>
 
-#include <cstring>
-
 #include "icd/api.hpp"
 #include "image_format.hpp"
 
@@ -62,10 +60,7 @@ cl_sampler create_sampler_with_properties(cl_context context, const cl_sampler_p
 namespace hivecl::icd {
 
 KernelArg sampler_arg(const _cl_kernel* kernel, const KernelArg& base, const void* value) {
-  if (base.size != sizeof(cl_sampler)) throw ClError{CL_INVALID_ARG_SIZE};
-  if (!value) throw ClError{CL_INVALID_ARG_VALUE};
-  cl_sampler sampler = nullptr;
-  std::memcpy(&sampler, value, sizeof sampler);
+  const cl_sampler sampler = arg_handle<cl_sampler>(base, value);
   if (!sampler || !is_live(sampler, HandleKind::sampler) || sampler->connection != kernel->connection)
     throw ClError{CL_INVALID_SAMPLER};
   KernelArg arg = base;
