@@ -102,6 +102,38 @@ class EnqueuedCommand {
   uint64_t position_ = 0;
 };
 
+// --- memory objects (memory.cpp), shared with images (image.cpp) ---
+
+// Memory flags checked against the host pointer, as clCreateBuffer and clCreateImage must.
+void check_mem_flags(cl_mem_flags flags, const void* host_ptr);
+// CL_INVALID_OPERATION when the host may not read (or write) the object.
+void check_host_access(const _cl_mem* mem, bool reads, bool writes);
+void check_map_flags(const _cl_mem* mem, cl_map_flags map_flags);
+// The application's memory as the proxy names it on the memory data path (0: the data moves over MPI).
+uint64_t host_address(const Connection* connection, const void* pointer);
+// The memory object of an enqueue: live and of the queue's context.
+_cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem);
+
+// --- images (image.cpp) and samplers (sampler.cpp) ---
+
+// clEnqueueUnmapMemObject of an image: writes the region back unless it was mapped for reading.
+void unmap_image(EnqueuedCommand& command, _cl_mem* image, const _cl_mem::Mapping& mapping);
+// Whether a device of `context` supports images.
+bool supports_images(const _cl_context* context);
+// The handle in the value of an image or sampler argument, with the specification's errors
+// for its size and for a NULL value.
+template <class Handle>
+Handle arg_handle(const protocol::KernelArg& base, const void* value) {
+  if (base.size != sizeof(Handle)) throw ClError{CL_INVALID_ARG_SIZE};
+  if (!value) throw ClError{CL_INVALID_ARG_VALUE};
+  Handle handle = nullptr;
+  std::memcpy(&handle, value, sizeof handle);
+  return handle;
+}
+// clSetKernelArg of an image or sampler argument, recorded for the next launch.
+protocol::KernelArg image_arg(const _cl_kernel* kernel, const protocol::KernelArg& base, const void* value);
+protocol::KernelArg sampler_arg(const _cl_kernel* kernel, const protocol::KernelArg& base, const void* value);
+
 // Enqueues a marker (or barrier) for `command`: the device side of commands that need no
 // device work, with their own command type.
 void enqueue_marker(EnqueuedCommand& command, cl_command_type type, bool barrier);

@@ -32,6 +32,7 @@ const std::set<std::string, std::less<>> forwarded_extensions{
     "cl_khr_subgroup_clustered_reduce", "cl_khr_subgroup_rotate",
     "cl_khr_integer_dot_product", "cl_khr_extended_bit_ops", "cl_khr_expect_assume", "cl_khr_kernel_clock",
     "cl_khr_work_group_uniform_arithmetic", "cl_ext_float_atomics", "cl_ext_cxx_for_opencl",
+    "cl_khr_3d_image_writes", "cl_khr_depth_images",
     "cl_khr_pci_bus_info", "cl_khr_device_uuid", "cl_khr_priority_hints", "cl_khr_throttle_hints",
     "cl_nv_device_attribute_query", "cl_nv_pragma_unroll", "cl_nv_compiler_options",
     "cl_amd_device_attribute_query",
@@ -39,8 +40,7 @@ const std::set<std::string, std::less<>> forwarded_extensions{
 
 // OpenCL C features whose API side HiveCL does not provide yet.
 const std::set<std::string, std::less<>> withheld_features{
-    "__opencl_c_images", "__opencl_c_read_write_images", "__opencl_c_3d_image_writes", "__opencl_c_pipes",
-    "__opencl_c_device_enqueue", "__opencl_c_subgroups",
+    "__opencl_c_pipes", "__opencl_c_device_enqueue", "__opencl_c_subgroups",
 };
 
 template <class T>
@@ -103,23 +103,14 @@ void apply_policy(_cl_device_id& device) {
     std::memcpy(&capabilities, v.data(), std::min(v.size(), sizeof capabilities));
     return as_bytes(capabilities & ~cl_device_exec_capabilities{CL_EXEC_NATIVE_KERNEL});
   });
-  // Images and samplers, sub-devices, SVM, pipes, on-device queues, IL programs,
-  // built-in kernels and sub-groups are not available through HiveCL yet.
-  override_value(device, CL_DEVICE_IMAGE_SUPPORT, as_bytes(cl_bool{CL_FALSE}));
-  for (cl_device_info zero_uint : {CL_DEVICE_MAX_READ_IMAGE_ARGS, CL_DEVICE_MAX_WRITE_IMAGE_ARGS,
-                                   CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS, CL_DEVICE_MAX_SAMPLERS,
-                                   CL_DEVICE_IMAGE_PITCH_ALIGNMENT, CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT,
-                                   CL_DEVICE_PARTITION_MAX_SUB_DEVICES, CL_DEVICE_MAX_PIPE_ARGS,
+  // Sub-devices, SVM, pipes, on-device queues, IL programs, built-in kernels and sub-groups
+  // are not available through HiveCL yet. Images and samplers are the device's own.
+  for (cl_device_info zero_uint : {CL_DEVICE_PARTITION_MAX_SUB_DEVICES, CL_DEVICE_MAX_PIPE_ARGS,
                                    CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, CL_DEVICE_PIPE_MAX_PACKET_SIZE,
                                    CL_DEVICE_MAX_ON_DEVICE_QUEUES, CL_DEVICE_MAX_ON_DEVICE_EVENTS,
                                    CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE, CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE,
                                    CL_DEVICE_MAX_NUM_SUB_GROUPS})
     override_value(device, zero_uint, as_bytes(cl_uint{0}));
-  for (cl_device_info zero_size : {CL_DEVICE_IMAGE2D_MAX_WIDTH, CL_DEVICE_IMAGE2D_MAX_HEIGHT,
-                                   CL_DEVICE_IMAGE3D_MAX_WIDTH, CL_DEVICE_IMAGE3D_MAX_HEIGHT,
-                                   CL_DEVICE_IMAGE3D_MAX_DEPTH, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE,
-                                   CL_DEVICE_IMAGE_MAX_ARRAY_SIZE})
-    override_value(device, zero_size, as_bytes(size_t{0}));
   override_value(device, CL_DEVICE_PARTITION_PROPERTIES, as_bytes(cl_device_partition_property{0}));
   override_value(device, CL_DEVICE_PARTITION_AFFINITY_DOMAIN, as_bytes(cl_device_affinity_domain{0}));
   override_value(device, CL_DEVICE_PARTITION_TYPE, {});

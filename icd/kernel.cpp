@@ -92,14 +92,12 @@ KernelArg describe_arg(const _cl_kernel* kernel, cl_uint index, size_t size, con
   const KernelArg base{.index = index, .size = size};
   switch (slot.arg_class) {
     case ArgClass::memory: return memory_arg(kernel, base, value);
-    case ArgClass::image:
+    case ArgClass::image: return image_arg(kernel, base, value);
+    case ArgClass::sampler: return sampler_arg(kernel, base, value);
     case ArgClass::pipe:
-      // Every memory object of HiveCL is a buffer: none can be an image or a pipe.
+      // HiveCL offers no pipes: no memory object can be one.
       handle_value(size, value);
       throw ClError{CL_INVALID_MEM_OBJECT};
-    case ArgClass::sampler:
-      if (size != sizeof(cl_sampler)) throw ClError{CL_INVALID_ARG_SIZE};
-      throw ClError{CL_INVALID_SAMPLER};  // no sampler can exist without image support
     case ArgClass::local:
       if (value) throw ClError{CL_INVALID_ARG_VALUE};
       if (size == 0) throw ClError{CL_INVALID_ARG_SIZE};

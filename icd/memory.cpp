@@ -10,6 +10,8 @@ using namespace hivecl;
 using namespace hivecl::icd;
 using namespace hivecl::protocol;
 
+namespace hivecl::icd {
+
 namespace {
 
 constexpr cl_mem_flags access_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
@@ -19,13 +21,43 @@ constexpr cl_mem_flags known_buffer_flags =
 
 bool at_most_one(cl_mem_flags flags, cl_mem_flags group) { return std::popcount(flags & group) <= 1; }
 
-void check_buffer_flags(cl_mem_flags flags, const void* host_ptr) {
+}  // namespace
+
+void check_mem_flags(cl_mem_flags flags, const void* host_ptr) {
   if ((flags & ~known_buffer_flags) || !at_most_one(flags, access_flags) || !at_most_one(flags, host_access_flags) ||
       ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))))
     throw ClError{CL_INVALID_VALUE};
   const bool needs_host_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
   if (needs_host_ptr != (host_ptr != nullptr)) throw ClError{CL_INVALID_HOST_PTR};
 }
+
+void check_host_access(const _cl_mem* mem, bool reads, bool writes) {
+  if ((reads && (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
+      (writes && (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
+    throw ClError{CL_INVALID_OPERATION};
+}
+
+void check_map_flags(const _cl_mem* mem, cl_map_flags map_flags) {
+  constexpr cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+  const bool invalidates = map_flags & CL_MAP_WRITE_INVALIDATE_REGION;
+  if ((map_flags & ~known) || (invalidates && (map_flags & (CL_MAP_READ | CL_MAP_WRITE))))
+    throw ClError{CL_INVALID_VALUE};
+  check_host_access(mem, map_flags & CL_MAP_READ, map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
+}
+
+uint64_t host_address(const Connection* connection, const void* pointer) {
+  return connection->moves_by_memory() ? reinterpret_cast<uint64_t>(pointer) : 0;
+}
+
+_cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem) {
+  _cl_mem* object = checked(mem);
+  if (object->context.get() != command.queue()->context.get()) throw ClError{CL_INVALID_CONTEXT};
+  return object;
+}
+
+}  // namespace hivecl::icd
+
+namespace {
 
 cl_ulong max_alloc_size(const _cl_context* context) {
   cl_ulong largest = 0;
@@ -43,7 +75,7 @@ cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl
   checked(context);
   // OpenCL 3.0 defines no buffer property; extensions that do are not forwarded.
   if (properties && *properties != 0) throw ClError{CL_INVALID_PROPERTY};
-  check_buffer_flags(flags, host_ptr);
+  check_mem_flags(flags, host_ptr);
   if (size == 0 || size > max_alloc_size(context)) throw ClError{CL_INVALID_BUFFER_SIZE};
   auto mem = std::make_unique<_cl_mem>();
   mem->connection = context->connection;
@@ -64,22 +96,16 @@ cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl
   return publish(mem.release());
 }
 
-// The buffer argument of a transfer: live, of the queue's context, the range inside it.
+// The buffer argument of a transfer: a live buffer (not an image) of the queue's context.
 _cl_mem* transfer_buffer(const EnqueuedCommand& command, cl_mem buffer) {
-  _cl_mem* mem = checked(buffer);
-  if (mem->context.get() != command.queue()->context.get()) throw ClError{CL_INVALID_CONTEXT};
+  _cl_mem* mem = transfer_mem(command, buffer);
+  if (mem->image) throw ClError{CL_INVALID_MEM_OBJECT};
   return mem;
 }
 
 // A range of size 0 is in bounds: only mappings must not be empty.
 void check_range(const _cl_mem* mem, size_t offset, size_t size) {
   if (offset > mem->size || size > mem->size - offset) throw ClError{CL_INVALID_VALUE};
-}
-
-void check_host_access(const _cl_mem* mem, bool reads, bool writes) {
-  if ((reads && (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
-      (writes && (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
-    throw ClError{CL_INVALID_OPERATION};
 }
 
 // The buffer of a clEnqueueReadBuffer (`reads`) or clEnqueueWriteBuffer, with its arguments checked.
@@ -90,11 +116,6 @@ const _cl_mem* host_transfer_buffer(const EnqueuedCommand& command, cl_mem buffe
   check_range(mem, offset, size);
   check_host_access(mem, reads, !reads);
   return mem;
-}
-
-// The application's memory as the proxy names it on the memory data path (0: the data moves over MPI).
-uint64_t host_address(const Connection* connection, const void* pointer) {
-  return connection->moves_by_memory() ? reinterpret_cast<uint64_t>(pointer) : 0;
 }
 
 // Device data into host memory: the reply confirms the command, the data follows it
@@ -188,9 +209,12 @@ CL_API_ENTRY cl_int CL_API_CALL clGetMemObjectInfo(cl_mem memobj, cl_mem_info pa
     checked(memobj);
     InfoReply reply(param_value_size, param_value, param_value_size_ret);
     switch (param_name) {
-      case CL_MEM_TYPE: return reply.scalar(cl_mem_object_type{CL_MEM_OBJECT_BUFFER});
+      case CL_MEM_TYPE:
+        return reply.scalar(memobj->image ? memobj->image->desc.image_type : cl_mem_object_type{CL_MEM_OBJECT_BUFFER});
       case CL_MEM_FLAGS: return reply.scalar(memobj->flags);
-      case CL_MEM_SIZE: return reply.scalar(memobj->size);
+      case CL_MEM_SIZE:
+        if (memobj->image) return remote_info(memobj->connection, InfoFamily::mem_object, memobj->id, param_name, reply);
+        return reply.scalar(memobj->size);
       case CL_MEM_HOST_PTR: return reply.scalar(memobj->host_ptr);
       case CL_MEM_MAP_COUNT: {
         std::lock_guard lock(memobj->mapping_mutex);
@@ -198,7 +222,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetMemObjectInfo(cl_mem memobj, cl_mem_info pa
       }
       case CL_MEM_REFERENCE_COUNT: return reply.scalar(memobj->refs.load());
       case CL_MEM_CONTEXT: return reply.scalar(static_cast<cl_context>(memobj->context.get()));
-      case CL_MEM_ASSOCIATED_MEMOBJECT: return reply.scalar(cl_mem{nullptr});
+      case CL_MEM_ASSOCIATED_MEMOBJECT: return reply.scalar(static_cast<cl_mem>(memobj->image_buffer.get()));
       case CL_MEM_OFFSET: return reply.scalar(size_t{0});
       case CL_MEM_USES_SVM_POINTER: return reply.scalar(cl_bool{CL_FALSE});
       case CL_MEM_PROPERTIES: return reply.list(memobj->properties);
@@ -274,11 +298,8 @@ CL_API_ENTRY void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue command_queue
     _cl_mem* mem = transfer_buffer(command, buffer);
     if (size == 0) throw ClError{CL_INVALID_VALUE};
     check_range(mem, offset, size);
-    constexpr cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+    check_map_flags(mem, map_flags);
     const bool invalidates = map_flags & CL_MAP_WRITE_INVALIDATE_REGION;
-    if ((map_flags & ~known) || (invalidates && (map_flags & (CL_MAP_READ | CL_MAP_WRITE))))
-      throw ClError{CL_INVALID_VALUE};
-    check_host_access(mem, map_flags & CL_MAP_READ, map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
     std::byte* pointer = mapping_base(mem) + offset;
     // A region mapped for writing is fetched too (only part of it may be written); one
     // mapped with CL_MAP_WRITE_INVALIDATE_REGION is not.
@@ -288,7 +309,7 @@ CL_API_ENTRY void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue command_queue
       read_into(command, mem, offset, size, pointer, blocking_map, CL_COMMAND_MAP_BUFFER);
     }
     std::lock_guard lock(mem->mapping_mutex);
-    mem->mappings.push_back({pointer, offset, size, map_flags});
+    mem->mappings.push_back({.pointer = pointer, .offset = offset, .size = size, .flags = map_flags});
     return pointer;
   });
 }
@@ -298,7 +319,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue command
                                                         const cl_event* event_wait_list, cl_event* event) {
   return guarded([&] {
     EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
-    _cl_mem* mem = transfer_buffer(command, memobj);
+    _cl_mem* mem = transfer_mem(command, memobj);
     _cl_mem::Mapping mapping{};
     {
       std::lock_guard lock(mem->mapping_mutex);
@@ -309,6 +330,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue command
       mem->mappings.erase(it);
     }
     // Mapped with no flags (OpenCL 1.0 programs) counts as mapped for reading and writing.
+    if (mem->image) return unmap_image(command, mem, mapping);
     const bool written = mapping.flags == 0 || (mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
     if (written) {
       write_from(command, mem, mapping.offset, mapping.size, mapping.pointer, CL_COMMAND_UNMAP_MEM_OBJECT);
@@ -326,7 +348,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue comm
   return guarded([&] {
     EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
     if (num_mem_objects == 0 || !mem_objects) throw ClError{CL_INVALID_VALUE};
-    for (cl_uint i = 0; i < num_mem_objects; ++i) transfer_buffer(command, mem_objects[i]);
+    for (cl_uint i = 0; i < num_mem_objects; ++i) transfer_mem(command, mem_objects[i]);
     if (flags & ~cl_mem_migration_flags{CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED})
       throw ClError{CL_INVALID_VALUE};
     enqueue_marker(command, CL_COMMAND_MIGRATE_MEM_OBJECTS, false);

@@ -7,6 +7,7 @@
 
 #include <CL/cl_icd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -32,7 +33,7 @@ struct IcdObject {
 };
 
 // What kind of object a live handle is; the registry answers "is this a live X?".
-enum class HandleKind : uint8_t { platform, device, context, command_queue, mem, program, kernel, event };
+enum class HandleKind : uint8_t { platform, device, context, command_queue, mem, program, kernel, event, sampler };
 
 void register_handle(const void* handle, HandleKind kind);
 void unregister_handle(const void* handle);
@@ -148,17 +149,35 @@ struct _cl_command_queue : hivecl::icd::Shared<_cl_command_queue> {
   std::vector<PendingRead> pending_;
 };
 
+// What the client keeps of an image: its format and description as the application gave
+// them, and how the image lies in the application's host_ptr (the step between rows, or
+// between the images of a 1D array, and between slices).
+struct ImageDescription {
+  cl_image_format format{};
+  cl_image_desc desc{};
+  size_t element_size = 0;
+  size_t row_step = 0;
+  size_t slice_step = 0;
+};
+
 struct _cl_mem : hivecl::icd::Shared<_cl_mem> {
   struct Mapping {
     void* pointer;
     size_t offset;
     size_t size;
     cl_map_flags flags;
+    // Images: the region mapped, how it lies at `pointer`, and the memory that holds it
+    // when the image has no host_ptr.
+    std::array<size_t, 3> origin{}, region{};
+    size_t row_step = 0, slice_step = 0;
+    std::shared_ptr<std::byte[]> storage;
   };
   hivecl::icd::Ref<_cl_context> context;
   cl_mem_flags flags = 0;  // as the application gave them
   size_t size = 0;
   void* host_ptr = nullptr;  // CL_MEM_USE_HOST_PTR only
+  std::optional<ImageDescription> image;  // images only
+  hivecl::icd::Ref<_cl_mem> image_buffer;  // CL_MEM_OBJECT_IMAGE1D_BUFFER: the buffer it is made from
   std::vector<cl_mem_properties> properties;
   std::mutex mapping_mutex;
   std::unique_ptr<std::byte[]> shadow;  // host copy for mappings when there is no host_ptr
@@ -220,6 +239,14 @@ struct _cl_event : hivecl::icd::Shared<_cl_event> {
   std::shared_ptr<hivecl::icd::Incoming> incoming;  // reads and maps: the data's arrival
 };
 
+struct _cl_sampler : hivecl::icd::Shared<_cl_sampler> {
+  hivecl::icd::Ref<_cl_context> context;
+  cl_bool normalized_coords = CL_TRUE;
+  cl_addressing_mode addressing_mode = CL_ADDRESS_CLAMP;
+  cl_filter_mode filter_mode = CL_FILTER_NEAREST;
+  std::vector<cl_sampler_properties> properties;  // as the application gave them, 0-terminated or empty
+};
+
 namespace hivecl::icd {
 
 // The handle kind, remote kind and invalid-handle error of each handle type.
@@ -233,6 +260,7 @@ template <> struct HandleTraits<_cl_mem> { static constexpr auto kind = HandleKi
 template <> struct HandleTraits<_cl_program> { static constexpr auto kind = HandleKind::program; static constexpr auto remote = protocol::ObjectKind::program; static constexpr cl_int invalid = CL_INVALID_PROGRAM; };
 template <> struct HandleTraits<_cl_kernel> { static constexpr auto kind = HandleKind::kernel; static constexpr auto remote = protocol::ObjectKind::kernel; static constexpr cl_int invalid = CL_INVALID_KERNEL; };
 template <> struct HandleTraits<_cl_event> { static constexpr auto kind = HandleKind::event; static constexpr auto remote = protocol::ObjectKind::event; static constexpr cl_int invalid = CL_INVALID_EVENT; };
+template <> struct HandleTraits<_cl_sampler> { static constexpr auto kind = HandleKind::sampler; static constexpr auto remote = protocol::ObjectKind::sampler; static constexpr cl_int invalid = CL_INVALID_SAMPLER; };
 
 // The object behind a handle, or ClError with the type's invalid-handle error.
 template <class T>

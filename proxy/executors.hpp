@@ -1,6 +1,6 @@
 // The proxy's executors: one `execute` per message of the table, defined in the file
-// of its object family (context.cpp, queue.cpp, memory.cpp, program.cpp, kernel.cpp,
-// event.cpp; session-level ones in session.cpp, GetInfo in info.cpp). An executor
+// of its object family (context.cpp, queue.cpp, memory.cpp, image.cpp, sampler.cpp,
+// program.cpp, kernel.cpp, event.cpp; session-level ones in session.cpp, GetInfo in info.cpp). An executor
 // returns the reply or throws ClError; messages whose reply waits for the device
 // take a Replier instead and answer from a native callback.
 #pragma once
@@ -30,6 +30,8 @@ template <>
 inline constexpr bool replies_later<protocol::WriteBuffer> = true;
 template <>
 inline constexpr bool replies_later<protocol::WatchEvent> = true;
+template <>
+inline constexpr bool replies_later<protocol::ReadImage> = true;
 
 namespace p = protocol;
 
@@ -60,6 +62,15 @@ p::CreateUserEvent::Reply execute(Call&, const p::CreateUserEvent::Request&);
 p::SetUserEventStatus::Reply execute(Call&, const p::SetUserEventStatus::Request&);
 void execute(Call&, const p::WatchEvent::Request&, Replier later);
 p::ForgetSegment::Reply execute(Call&, const p::ForgetSegment::Request&);
+// images and samplers
+p::GetSupportedImageFormats::Reply execute(Call&, const p::GetSupportedImageFormats::Request&);
+p::CreateImage::Reply execute(Call&, const p::CreateImage::Request&);
+void execute(Call&, const p::ReadImage::Request&, Replier later);
+p::WriteImage::Reply execute(Call&, const p::WriteImage::Request&);
+p::CopyImage::Reply execute(Call&, const p::CopyImage::Request&);
+p::FillImage::Reply execute(Call&, const p::FillImage::Request&);
+p::CopyImageBuffer::Reply execute(Call&, const p::CopyImageBuffer::Request&);
+p::CreateSampler::Reply execute(Call&, const p::CreateSampler::Request&);
 
 // --- helpers shared by the executors ---
 
@@ -72,6 +83,12 @@ struct Enqueue {
   const cl_event* wait_list() const { return waits.empty() ? nullptr : waits.data(); }
 };
 Enqueue prepare_enqueue(Call& call, protocol::ObjectId queue, const protocol::EnqueueTail& tail);
+// A client may name its own memory (host_address) only on the memory data path.
+void check_data_path(Session& session, uint64_t host_address);
+// The native image of `id`; CL_INVALID_MEM_OBJECT for a buffer (image.cpp).
+cl_mem image_of(Session& session, protocol::ObjectId id);
+// clSetKernelArg of a sampler argument the client recorded (sampler.cpp).
+cl_int set_sampler_arg(Session& session, cl_kernel kernel, const protocol::KernelArg& arg);
 // Registers the event a command produced under the id the client chose, or releases it.
 void keep_event(Call& call, protocol::ObjectId id, cl_event event);
 // Registers, under the id the client chose, an event that reports `status` (a failure), for

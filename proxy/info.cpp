@@ -30,6 +30,7 @@ constexpr std::array handle_params{
     std::pair{InfoFamily::kernel, cl_uint{CL_KERNEL_PROGRAM}},
     std::pair{InfoFamily::event, cl_uint{CL_EVENT_COMMAND_QUEUE}},
     std::pair{InfoFamily::event, cl_uint{CL_EVENT_CONTEXT}},
+    std::pair{InfoFamily::image, cl_uint{CL_IMAGE_BUFFER}},
 };
 
 bool is_handle_param(InfoFamily family, uint32_t param) {
@@ -73,6 +74,8 @@ GetInfo::Reply execute(Call& call, const GetInfo::Request& request) {
       return {native_info(clGetEventInfo, request, s.get<cl_event>(request.object))};
     case InfoFamily::event_profiling:
       return {native_info(clGetEventProfilingInfo, request, s.get<cl_event>(request.object))};
+    case InfoFamily::image:
+      return {native_info(clGetImageInfo, request, image_of(s, request.object))};
   }
   throw ClError{CL_INVALID_VALUE};
 }

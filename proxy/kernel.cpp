@@ -119,6 +119,9 @@ void apply(Session& session, cl_kernel kernel, const KernelArg& arg) {
     case ArgKind::no_value:
       status = clSetKernelArg(kernel, arg.index, arg.size, nullptr);
       break;
+    case ArgKind::sampler:
+      status = set_sampler_arg(session, kernel, arg);
+      break;
     default:
       status = CL_INVALID_VALUE;
   }

@@ -52,6 +52,10 @@ uint64_t max_alloc_size(cl_context context) {
 
 }  // namespace
 
+void check_data_path(Session& session, uint64_t host_address) {
+  if (host_address && session.data_path().kind() != transport::DataPath::memory) throw ClError{CL_INVALID_VALUE};
+}
+
 CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   Session& session = call.session;
   session.check_fresh(request.id, request.size);
@@ -81,11 +85,6 @@ StagingRing& staging_of(Session& session, cl_command_queue queue) {
   check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr));
   check(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr));
   return session.staging(context, device);
-}
-
-// A client may name its own memory only on the memory data path.
-void check_data_path(Session& session, uint64_t host_address) {
-  if (host_address && session.data_path().kind() != transport::DataPath::memory) throw ClError{CL_INVALID_VALUE};
 }
 
 // The event of a command made of several chunk commands: a marker after all of them

@@ -122,6 +122,7 @@ cl_int release_native(ObjectKind kind, void* native) {
     case ObjectKind::program: return clReleaseProgram(static_cast<cl_program>(native));
     case ObjectKind::kernel: return clReleaseKernel(static_cast<cl_kernel>(native));
     case ObjectKind::event: return clReleaseEvent(static_cast<cl_event>(native));
+    case ObjectKind::sampler: return clReleaseSampler(static_cast<cl_sampler>(native));
     case ObjectKind::device: break;
   }
   return CL_INVALID_VALUE;
@@ -134,6 +135,7 @@ int teardown_rank(ObjectKind kind) {
     case ObjectKind::kernel: return 1;
     case ObjectKind::program: return 2;
     case ObjectKind::mem: return 3;
+    case ObjectKind::sampler: return 3;
     case ObjectKind::command_queue: return 4;
     case ObjectKind::context: return 5;
     case ObjectKind::device: break;

@@ -155,6 +155,7 @@ template <> struct NativeKind<cl_mem> { static constexpr auto kind = protocol::O
 template <> struct NativeKind<cl_program> { static constexpr auto kind = protocol::ObjectKind::program; static constexpr cl_int invalid = CL_INVALID_PROGRAM; };
 template <> struct NativeKind<cl_kernel> { static constexpr auto kind = protocol::ObjectKind::kernel; static constexpr cl_int invalid = CL_INVALID_KERNEL; };
 template <> struct NativeKind<cl_event> { static constexpr auto kind = protocol::ObjectKind::event; static constexpr cl_int invalid = CL_INVALID_EVENT; };
+template <> struct NativeKind<cl_sampler> { static constexpr auto kind = protocol::ObjectKind::sampler; static constexpr cl_int invalid = CL_INVALID_SAMPLER; };
 
 template <class T>
 T Session::get(protocol::ObjectId id) const {

@@ -15,7 +15,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 5;
+inline constexpr uint32_t protocol_version = 6;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -24,7 +24,7 @@ using ObjectId = uint64_t;
 inline constexpr ObjectId no_object = 0;
 inline constexpr ObjectId first_session_id = 1u << 16;
 
-enum class ObjectKind : uint8_t { device, context, command_queue, mem, program, kernel, event };
+enum class ObjectKind : uint8_t { device, context, command_queue, mem, program, kernel, event, sampler };
 
 enum class Bulk : uint8_t { none, to_proxy, from_proxy };
 
@@ -37,7 +37,9 @@ enum class FrameKind : uint8_t { request, reply };
   X(CreateProgramWithSource) X(BuildProgram) X(GetProgramBinaries)                                           \
   X(CreateKernel) X(CreateKernelsInProgram) X(DescribeKernelArgs) X(ApplyKernelArgs) X(EnqueueNDRangeKernel)       \
   X(WaitForEvents) X(CreateUserEvent) X(SetUserEventStatus) X(WatchEvent)                                  \
-  X(ForgetSegment)
+  X(ForgetSegment)                                                                                           \
+  /* images and samplers */ X(GetSupportedImageFormats) X(CreateImage) X(ReadImage) X(WriteImage)           \
+  X(CopyImage) X(FillImage) X(CopyImageBuffer) X(CreateSampler)
 
 enum class Opcode : uint16_t {
 #define HIVECL_OPCODE(name) name,
@@ -111,7 +113,7 @@ struct Release {
 // clGet*Info for values the client does not hold itself.
 enum class InfoFamily : uint8_t {
   context, command_queue, mem_object, program, program_build, kernel, kernel_work_group, kernel_arg,
-  event, event_profiling
+  event, event_profiling, image
 };
 
 struct GetInfo {
@@ -384,6 +386,7 @@ enum class ArgKind : uint8_t {
   value,        // bytes as given
   mem_object,   // a cl_mem of this session, or no_object for a NULL buffer
   no_value,     // arg_value was NULL: local memory of `size` bytes
+  sampler,      // a cl_sampler of this session
 };
 
 // One clSetKernelArg, recorded by the client and applied by the proxy at the next launch.
@@ -391,7 +394,7 @@ struct KernelArg {
   uint32_t index = 0;
   ArgKind kind = ArgKind::value;
   uint64_t size = 0;
-  ObjectId object = no_object;  // mem_object
+  ObjectId object = no_object;  // mem_object, sampler
   Bytes value;                  // value
   HIVECL_FIELDS(index, kind, size, object, value)
 };
@@ -474,6 +477,148 @@ struct WatchEvent {
     int32_t execution_status = 0;
     HIVECL_FIELDS(execution_status)
   };
+};
+
+// --- images and samplers -------------------------------------------------------------
+
+struct ImageFormat {
+  uint32_t channel_order = 0;
+  uint32_t channel_data_type = 0;
+  HIVECL_FIELDS(channel_order, channel_data_type)
+};
+
+// An image's origin or region: x, y, z (or array index), in pixels.
+struct Coordinates {
+  uint64_t x = 0, y = 0, z = 0;
+  HIVECL_FIELDS(x, y, z)
+};
+
+// A cl_image_desc without its pitches: host data always travels tightly packed (the client
+// applies the application's pitches).
+struct ImageShape {
+  uint32_t type = 0;  // cl_mem_object_type
+  uint64_t width = 0, height = 0, depth = 0, array_size = 0;
+  ObjectId buffer = no_object;  // CL_MEM_OBJECT_IMAGE1D_BUFFER
+  HIVECL_FIELDS(type, width, height, depth, array_size, buffer)
+};
+
+struct GetSupportedImageFormats {
+  HIVECL_MESSAGE(GetSupportedImageFormats, true, Bulk::none)
+  struct Request {
+    ObjectId context = no_object;
+    uint64_t flags = 0;
+    uint32_t image_type = 0;
+    HIVECL_FIELDS(context, flags, image_type)
+  };
+  struct Reply {
+    std::vector<ImageFormat> formats;
+    HIVECL_FIELDS(formats)
+  };
+};
+
+struct CreateImage {
+  HIVECL_MESSAGE(CreateImage, true, Bulk::to_proxy)
+  struct Request {
+    ObjectId id = no_object;
+    ObjectId context = no_object;
+    uint64_t flags = 0;  // as for CreateBuffer: CL_MEM_USE_HOST_PTR became CL_MEM_COPY_HOST_PTR
+    ImageFormat format;
+    ImageShape shape;
+    uint64_t data_bytes = 0;  // initial contents, packed, that follow as bulk data (0: none)
+    HIVECL_FIELDS(id, context, flags, format, shape, data_bytes)
+    uint64_t bulk_bytes() const { return data_bytes; }
+  };
+  using Reply = Empty;
+};
+
+// The region's pixels, packed, follow the reply once the device has produced them.
+struct ReadImage {
+  HIVECL_MESSAGE(ReadImage, true, Bulk::from_proxy)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId image = no_object;
+    Coordinates origin;
+    Coordinates region;
+    EnqueueTail tail;
+    uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
+    HIVECL_FIELDS(queue, image, origin, region, tail, host_address)
+  };
+  using Reply = Empty;
+};
+
+struct WriteImage {
+  HIVECL_MESSAGE(WriteImage, true, Bulk::to_proxy)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId image = no_object;
+    Coordinates origin;
+    Coordinates region;
+    EnqueueTail tail;
+    uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
+    uint64_t data_bytes = 0;    // the region's pixels, packed
+    HIVECL_FIELDS(queue, image, origin, region, tail, host_address, data_bytes)
+    uint64_t bulk_bytes() const { return host_address ? 0 : data_bytes; }
+  };
+  using Reply = Empty;
+};
+
+struct CopyImage {
+  HIVECL_MESSAGE(CopyImage, true, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId source = no_object;
+    ObjectId destination = no_object;
+    Coordinates source_origin;
+    Coordinates destination_origin;
+    Coordinates region;
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, source, destination, source_origin, destination_origin, region, tail)
+  };
+  using Reply = Empty;
+};
+
+struct FillImage {
+  HIVECL_MESSAGE(FillImage, true, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId image = no_object;
+    Bytes color;  // four 32-bit channels
+    Coordinates origin;
+    Coordinates region;
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, image, color, origin, region, tail)
+  };
+  using Reply = Empty;
+};
+
+// clEnqueueCopyImageToBuffer (to_buffer) and clEnqueueCopyBufferToImage.
+struct CopyImageBuffer {
+  HIVECL_MESSAGE(CopyImageBuffer, true, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId image = no_object;
+    ObjectId buffer = no_object;
+    bool to_buffer = false;
+    Coordinates origin;
+    Coordinates region;
+    uint64_t buffer_offset = 0;
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, image, buffer, to_buffer, origin, region, buffer_offset, tail)
+  };
+  using Reply = Empty;
+};
+
+struct CreateSampler {
+  HIVECL_MESSAGE(CreateSampler, true, Bulk::none)
+  struct Request {
+    ObjectId id = no_object;
+    ObjectId context = no_object;
+    bool normalized_coords = false;
+    uint32_t addressing_mode = 0;
+    uint32_t filter_mode = 0;
+    HIVECL_FIELDS(id, context, normalized_coords, addressing_mode, filter_mode)
+  };
+  using Reply = Empty;
 };
 
 #undef HIVECL_MESSAGE

@@ -120,6 +120,9 @@ std::string status_name(cl_int status) {
       {CL_INVALID_SAMPLER, "CL_INVALID_SAMPLER"},
       {CL_INVALID_IMAGE_SIZE, "CL_INVALID_IMAGE_SIZE"},
       {CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR"},
+      {CL_INVALID_IMAGE_DESCRIPTOR, "CL_INVALID_IMAGE_DESCRIPTOR"},
+      {CL_IMAGE_FORMAT_MISMATCH, "CL_IMAGE_FORMAT_MISMATCH"},
+      {CL_IMAGE_FORMAT_NOT_SUPPORTED, "CL_IMAGE_FORMAT_NOT_SUPPORTED"},
   };
   const auto it = names.find(status);
   return it != names.end() ? it->second : "status " + std::to_string(status);

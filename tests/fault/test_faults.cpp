@@ -481,3 +481,35 @@ TEST_CASE("100 sequential and 8 concurrent clients leave the proxy as they found
   CHECK(rss_after < rss_before + 32 * 1024);
 #endif
 }
+
+// Images count their pixels against the memory cap, samplers count as objects, like buffers.
+TEST_CASE("a session's caps hold for images and samplers", "[limits]") {
+  const Setup setup;  // 2 objects
+  cl_int status = CL_SUCCESS;
+  const cl_image_format format{CL_RGBA, CL_UNORM_INT8};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = 512;
+  desc.image_height = 512;  // 1 MiB: the whole memory cap
+  cl_mem image = clCreateImage(setup.context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  desc.image_width = desc.image_height = 1;
+  CHECK(clCreateImage(setup.context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &status) == nullptr);
+  CHECK(status == CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  std::vector<cl_sampler> samplers;
+  for (int i = 0; i < 9; ++i) {
+    samplers.push_back(clCreateSampler(setup.context, CL_FALSE, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST, &status));
+    CHECK(status == CL_SUCCESS);
+  }
+  CHECK(clCreateSampler(setup.context, CL_FALSE, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST, &status) == nullptr);
+  CHECK(status == CL_OUT_OF_RESOURCES);
+  REQUIRE(clReleaseSampler(samplers.back()) == CL_SUCCESS);
+  samplers.pop_back();
+  REQUIRE(clReleaseMemObject(image) == CL_SUCCESS);
+  cl_mem small = clCreateImage(setup.context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &status);
+  CHECK(status == CL_SUCCESS);
+  for (cl_sampler sampler : samplers) CHECK(clReleaseSampler(sampler) == CL_SUCCESS);
+  if (small) CHECK(clReleaseMemObject(small) == CL_SUCCESS);
+  CHECK(clReleaseCommandQueue(setup.queue) == CL_SUCCESS);
+  CHECK(clReleaseContext(setup.context) == CL_SUCCESS);
+}

@@ -1,0 +1,551 @@
+// Images on the client side: creation, queries, transfers, copies, fills and mappings.
+// Host data travels packed; the application's row and slice pitches are applied here, on
+// the side that holds its memory.
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <optional>
+
+#include "icd/api.hpp"
+#include "image_format.hpp"
+
+using namespace hivecl;
+using namespace hivecl::icd;
+using namespace hivecl::protocol;
+
+namespace {
+
+using Sizes = std::array<size_t, 3>;
+
+// How a region lies in host memory: the step between its rows (the images of a 1D array)
+// and between its slices.
+struct HostLayout {
+  size_t row_step;
+  size_t slice_step;
+};
+
+Coordinates coordinates(const Sizes& sizes) { return {sizes[0], sizes[1], sizes[2]}; }
+
+Sizes sizes_of(const size_t* values) { return {values[0], values[1], values[2]}; }
+
+bool is_image_type(cl_mem_object_type type) {
+  switch (type) {
+    case CL_MEM_OBJECT_IMAGE1D: case CL_MEM_OBJECT_IMAGE1D_BUFFER: case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+    case CL_MEM_OBJECT_IMAGE2D: case CL_MEM_OBJECT_IMAGE2D_ARRAY: case CL_MEM_OBJECT_IMAGE3D: return true;
+    default: return false;
+  }
+}
+
+// The image's size in pixels along x, y and z (the array index is y of a 1D array, z of a 2D array).
+Sizes extent(const cl_image_desc& desc) {
+  switch (desc.image_type) {
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY: return {desc.image_width, desc.image_array_size, 1};
+    case CL_MEM_OBJECT_IMAGE2D: return {desc.image_width, desc.image_height, 1};
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY: return {desc.image_width, desc.image_height, desc.image_array_size};
+    case CL_MEM_OBJECT_IMAGE3D: return {desc.image_width, desc.image_height, desc.image_depth};
+    default: return {desc.image_width, 1, 1};
+  }
+}
+
+size_t packed_bytes(size_t element, const Sizes& region) { return element * region[0] * region[1] * region[2]; }
+
+// The layout of `region` with the application's pitches (0: packed); `invalid` when they are too small.
+HostLayout host_layout(cl_mem_object_type type, size_t element, const Sizes& region, size_t row_pitch,
+                       size_t slice_pitch, cl_int invalid) {
+  const size_t row = region[0] * element;
+  if (type == CL_MEM_OBJECT_IMAGE1D_ARRAY) {
+    const size_t step = slice_pitch ? slice_pitch : row;  // image_slice_pitch: from one 1D image to the next
+    if (step < row) throw ClError{invalid};
+    return {step, step * region[1]};
+  }
+  const size_t row_step = row_pitch ? row_pitch : row;
+  const size_t slice_step = slice_pitch ? slice_pitch : row_step * region[1];
+  if (row_step < row || slice_step < row_step * region[1]) throw ClError{invalid};
+  return {row_step, slice_step};
+}
+
+bool is_packed(const HostLayout& layout, size_t element, const Sizes& region) {
+  const size_t row = region[0] * element;
+  return (region[1] <= 1 || layout.row_step == row) && (region[2] <= 1 || layout.slice_step == row * region[1]);
+}
+
+// Copies a region between packed memory and host memory laid out as `layout`.
+void copy_region(std::byte* packed, std::byte* host, const HostLayout& layout, size_t element, const Sizes& region,
+                 bool to_host) {
+  const size_t row = region[0] * element;
+  for (size_t z = 0; z < region[2]; ++z)
+    for (size_t y = 0; y < region[1]; ++y) {
+      std::byte* at_host = host + z * layout.slice_step + y * layout.row_step;
+      std::byte* at_packed = packed + (z * region[1] + y) * row;
+      if (to_host) {
+        std::memcpy(at_host, at_packed, row);
+      } else {
+        std::memcpy(at_packed, at_host, row);
+      }
+    }
+}
+
+template <class T>
+T device_value(cl_device_id device, cl_device_info param) {
+  T value{};
+  const auto found = device->info.find(param);
+  if (found != device->info.end() && found->second.error == CL_SUCCESS)
+    std::memcpy(&value, found->second.value.data(), std::min(found->second.value.size(), sizeof value));
+  return value;
+}
+
+// The largest value of a device limit over the context's devices that support images.
+size_t image_limit(const _cl_context* context, cl_device_info param) {
+  size_t largest = 0;
+  for (cl_device_id device : context->devices)
+    if (device_value<cl_bool>(device, CL_DEVICE_IMAGE_SUPPORT)) largest = std::max(largest, device_value<size_t>(device, param));
+  return largest;
+}
+
+void check_image_size(const _cl_context* context, const cl_image_desc& desc) {
+  const auto within = [&](size_t value, cl_device_info limit) { return value <= image_limit(context, limit); };
+  const Sizes size = extent(desc);
+  bool fits = true;
+  switch (desc.image_type) {
+    case CL_MEM_OBJECT_IMAGE1D_BUFFER: fits = within(size[0], CL_DEVICE_IMAGE_MAX_BUFFER_SIZE); break;
+    case CL_MEM_OBJECT_IMAGE1D: fits = within(size[0], CL_DEVICE_IMAGE2D_MAX_WIDTH); break;
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+      fits = within(size[0], CL_DEVICE_IMAGE2D_MAX_WIDTH) && within(size[1], CL_DEVICE_IMAGE_MAX_ARRAY_SIZE);
+      break;
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY: fits = within(size[2], CL_DEVICE_IMAGE_MAX_ARRAY_SIZE); [[fallthrough]];
+    case CL_MEM_OBJECT_IMAGE2D:
+      fits = fits && within(size[0], CL_DEVICE_IMAGE2D_MAX_WIDTH) && within(size[1], CL_DEVICE_IMAGE2D_MAX_HEIGHT);
+      break;
+    case CL_MEM_OBJECT_IMAGE3D:
+      fits = within(size[0], CL_DEVICE_IMAGE3D_MAX_WIDTH) && within(size[1], CL_DEVICE_IMAGE3D_MAX_HEIGHT) &&
+             within(size[2], CL_DEVICE_IMAGE3D_MAX_DEPTH);
+      break;
+  }
+  if (!fits) throw ClError{CL_INVALID_IMAGE_SIZE};
+}
+
+// The descriptor checked as clCreateImage must; the image's host layout.
+HostLayout check_desc(const _cl_context* context, const cl_image_desc* desc, size_t element, const void* host_ptr) {
+  if (!desc || !is_image_type(desc->image_type) || desc->num_mip_levels || desc->num_samples)
+    throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  const Sizes size = extent(*desc);
+  if (size[0] == 0 || size[1] == 0 || size[2] == 0) throw ClError{CL_INVALID_IMAGE_SIZE};
+  if (!host_ptr && (desc->image_row_pitch || desc->image_slice_pitch)) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  if (desc->image_row_pitch % element || desc->image_slice_pitch % element) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  const bool from_buffer = desc->image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER;
+  if (from_buffer != (desc->buffer != nullptr)) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  if (from_buffer && (!is_live(desc->buffer, HandleKind::mem) || desc->buffer->image ||
+                      desc->buffer->context.get() != context || desc->buffer->size < size[0] * element))
+    throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  check_image_size(context, *desc);
+  return host_layout(desc->image_type, element, size, desc->image_row_pitch, desc->image_slice_pitch,
+                     CL_INVALID_IMAGE_DESCRIPTOR);
+}
+
+cl_mem create_image(cl_context context, const cl_mem_properties* properties, cl_mem_flags flags,
+                    const cl_image_format* format, const cl_image_desc* desc, void* host_ptr) {
+  checked(context);
+  if (properties && *properties != 0) throw ClError{CL_INVALID_PROPERTY};
+  check_mem_flags(flags, host_ptr);
+  if (!supports_images(context)) throw ClError{CL_INVALID_OPERATION};
+  const uint32_t element = format ? image_element_size(format->image_channel_order, format->image_channel_data_type) : 0;
+  if (element == 0) throw ClError{CL_INVALID_IMAGE_FORMAT_DESCRIPTOR};
+  const HostLayout layout = check_desc(context, desc, element, host_ptr);
+  const Sizes size = extent(*desc);
+  auto mem = std::make_unique<_cl_mem>();
+  mem->connection = context->connection;
+  mem->id = context->connection->new_id();
+  mem->context = Ref<_cl_context>(context);
+  mem->flags = flags;
+  mem->size = packed_bytes(element, size);
+  if (flags & CL_MEM_USE_HOST_PTR) mem->host_ptr = host_ptr;
+  if (properties) mem->properties = {0};
+  mem->image = ImageDescription{*format, *desc, element, layout.row_step, layout.slice_step};
+  if (desc->buffer) mem->image_buffer = Ref<_cl_mem>(desc->buffer);
+  // As for buffers: the proxy keeps its own copy of host data; host access flags are enforced here.
+  constexpr cl_mem_flags host_access_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+  cl_mem_flags wire_flags = flags & ~host_access_flags;
+  if (flags & CL_MEM_USE_HOST_PTR) wire_flags = (wire_flags & ~CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR;
+  std::unique_ptr<std::byte[]> packed;
+  const std::byte* data = static_cast<const std::byte*>(host_ptr);
+  if (host_ptr && !is_packed(layout, element, size)) {
+    packed.reset(new std::byte[mem->size]);
+    copy_region(packed.get(), static_cast<std::byte*>(host_ptr), layout, element, size, false);
+    data = packed.get();
+  }
+  const ImageShape shape{.type = desc->image_type, .width = desc->image_width, .height = desc->image_height,
+                         .depth = desc->image_depth, .array_size = desc->image_array_size,
+                         .buffer = desc->buffer ? desc->buffer->id : no_object};
+  const uint64_t data_bytes = host_ptr ? mem->size : 0;
+  context->connection->call<CreateImage>(
+      {.id = mem->id, .context = context->id, .flags = wire_flags,
+       .format = {format->image_channel_order, format->image_channel_data_type}, .shape = shape,
+       .data_bytes = data_bytes},
+      std::span<const std::byte>(data, data_bytes));
+  return publish(mem.release());
+}
+
+cl_image_desc legacy_desc(cl_mem_object_type type, size_t width, size_t height, size_t depth, size_t row_pitch,
+                          size_t slice_pitch) {
+  cl_image_desc desc{};
+  desc.image_type = type;
+  desc.image_width = width;
+  desc.image_height = height;
+  desc.image_depth = depth;
+  desc.image_row_pitch = row_pitch;
+  desc.image_slice_pitch = slice_pitch;
+  return desc;
+}
+
+// The image argument of an enqueue: a live image (not a buffer) of the queue's context.
+_cl_mem* transfer_image(const EnqueuedCommand& command, cl_mem image) {
+  _cl_mem* mem = transfer_mem(command, image);
+  if (!mem->image) throw ClError{CL_INVALID_MEM_OBJECT};
+  return mem;
+}
+
+// A region the client reads or writes host memory for: inside the image, not empty.
+void check_region(const _cl_mem* image, const size_t* origin, const size_t* region) {
+  if (!origin || !region) throw ClError{CL_INVALID_VALUE};
+  const Sizes size = extent(image->image->desc);
+  for (size_t i = 0; i < 3; ++i)
+    if (region[i] == 0 || origin[i] > size[i] || region[i] > size[i] - origin[i]) throw ClError{CL_INVALID_VALUE};
+}
+
+// Device data of a region into host memory laid out as `layout`. The data arrives straight in
+// the application's memory when the layout is packed; otherwise in memory of its own, then
+// unpacked before returning (the read then completes before returning, as it may).
+void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& origin, const Sizes& region,
+                 const HostLayout& layout, void* pointer, bool blocking, cl_command_type type) {
+  const size_t element = image->image->element_size;
+  const size_t bytes = packed_bytes(element, region);
+  const bool packed = is_packed(layout, element, region);
+  std::unique_ptr<std::byte[]> scratch(packed ? nullptr : new std::byte[bytes]);
+  void* target = packed ? pointer : scratch.get();
+  Connection* connection = command.connection();
+  uint64_t sequence = 0;
+  connection->call<ReadImage>({.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
+                               .region = coordinates(region), .tail = command.tail(),
+                               .host_address = host_address(connection, target)},
+                              {}, &sequence);
+  auto incoming = connection->receive(sequence, target, bytes);
+  command.queue()->add_pending({incoming, command.position()});
+  command.complete(type, incoming);
+  if (!blocking && packed) return;
+  command.queue()->settle(command.position());
+  check(incoming->wait());
+  if (!packed) copy_region(scratch.get(), static_cast<std::byte*>(pointer), layout, element, region, true);
+}
+
+// Host memory laid out as `layout` to a region of the device; returns once the proxy holds it.
+void write_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& origin, const Sizes& region,
+                  const HostLayout& layout, const void* pointer, cl_command_type type) {
+  command.queue()->settle(command.position());  // the reads it may depend on have filled `pointer`
+  const size_t element = image->image->element_size;
+  const size_t bytes = packed_bytes(element, region);
+  std::unique_ptr<std::byte[]> scratch;
+  const void* source = pointer;
+  if (!is_packed(layout, element, region)) {
+    scratch.reset(new std::byte[bytes]);
+    copy_region(scratch.get(), static_cast<std::byte*>(const_cast<void*>(pointer)), layout, element, region, false);
+    source = scratch.get();
+  }
+  Connection* connection = command.connection();
+  const uint64_t address = host_address(connection, source);
+  connection->call<WriteImage>({.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
+                                .region = coordinates(region), .tail = command.tail(), .host_address = address,
+                                .data_bytes = bytes},
+                               std::span<const std::byte>(static_cast<const std::byte*>(source), address ? 0 : bytes));
+  command.complete(type);
+}
+
+// Where a mapping of `origin` lies and how: in host_ptr (CL_MEM_USE_HOST_PTR, with the
+// image's own layout) or in memory of its own, packed.
+_cl_mem::Mapping image_mapping(const _cl_mem* image, const Sizes& origin, const Sizes& region, cl_map_flags flags) {
+  const ImageDescription& description = *image->image;
+  _cl_mem::Mapping mapping{.pointer = nullptr, .offset = 0, .size = 0, .flags = flags, .origin = origin,
+                           .region = region};
+  if (image->host_ptr) {
+    mapping.row_step = description.row_step;
+    mapping.slice_step = description.slice_step;
+    mapping.offset = origin[0] * description.element_size + origin[1] * mapping.row_step +
+                     origin[2] * mapping.slice_step;
+    mapping.pointer = static_cast<std::byte*>(image->host_ptr) + mapping.offset;
+  } else {
+    const HostLayout packed = host_layout(description.desc.image_type, description.element_size, region, 0, 0,
+                                          CL_INVALID_VALUE);
+    mapping.row_step = packed.row_step;
+    mapping.slice_step = packed.slice_step;
+    mapping.storage.reset(new std::byte[packed_bytes(description.element_size, region)]);
+    mapping.pointer = mapping.storage.get();
+  }
+  return mapping;
+}
+
+// The pitches clEnqueueMapImage reports for a mapping.
+void report_pitches(const _cl_mem* image, const _cl_mem::Mapping& mapping, size_t* row_pitch, size_t* slice_pitch) {
+  const cl_mem_object_type type = image->image->desc.image_type;
+  *row_pitch = mapping.row_step;
+  if (!slice_pitch) return;
+  const bool sliced = type == CL_MEM_OBJECT_IMAGE3D || type == CL_MEM_OBJECT_IMAGE2D_ARRAY;
+  *slice_pitch = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? mapping.row_step : sliced ? mapping.slice_step : 0;
+}
+
+// The pitches of an image made from host data are those of the host data, as native runtimes
+// report them (the proxy's copy is packed). 1D images and arrays report the device's.
+std::optional<size_t> host_pitch(const _cl_mem& image, cl_image_info param) {
+  const ImageDescription& description = *image.image;
+  const cl_mem_object_type type = description.desc.image_type;
+  if (!(image.flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR))) return std::nullopt;
+  if (param == CL_IMAGE_ROW_PITCH && (type == CL_MEM_OBJECT_IMAGE2D || type == CL_MEM_OBJECT_IMAGE2D_ARRAY ||
+                                      type == CL_MEM_OBJECT_IMAGE3D))
+    return description.row_step;
+  if (param == CL_IMAGE_SLICE_PITCH && (type == CL_MEM_OBJECT_IMAGE2D_ARRAY || type == CL_MEM_OBJECT_IMAGE3D))
+    return description.slice_step;
+  return std::nullopt;
+}
+
+}  // namespace
+
+namespace hivecl::icd {
+
+bool supports_images(const _cl_context* context) {
+  return std::any_of(context->devices.begin(), context->devices.end(),
+                     [](cl_device_id device) { return device_value<cl_bool>(device, CL_DEVICE_IMAGE_SUPPORT); });
+}
+
+void unmap_image(EnqueuedCommand& command, _cl_mem* image, const _cl_mem::Mapping& mapping) {
+  const bool written = mapping.flags == 0 || (mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
+  if (written) {
+    write_region(command, image, mapping.origin, mapping.region, {mapping.row_step, mapping.slice_step},
+                 mapping.pointer, CL_COMMAND_UNMAP_MEM_OBJECT);
+  } else {
+    command.queue()->settle(command.position());  // the mapping's data has arrived before its memory goes
+    enqueue_marker(command, CL_COMMAND_UNMAP_MEM_OBJECT, false);
+  }
+}
+
+KernelArg image_arg(const _cl_kernel* kernel, const KernelArg& base, const void* value) {
+  const cl_mem mem = arg_handle<cl_mem>(base, value);
+  if (!mem || !is_live(mem, HandleKind::mem) || !mem->image || mem->connection != kernel->connection)
+    throw ClError{CL_INVALID_MEM_OBJECT};
+  KernelArg arg = base;
+  arg.kind = ArgKind::mem_object;
+  arg.object = mem->id;
+  return arg;
+}
+
+}  // namespace hivecl::icd
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format* image_format,
+                                              const cl_image_desc* image_desc, void* host_ptr, cl_int* errcode_ret) {
+  return guarded_create(errcode_ret, [&] { return create_image(context, nullptr, flags, image_format, image_desc, host_ptr); });
+}
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateImageWithProperties(cl_context context, const cl_mem_properties* properties,
+                                                            cl_mem_flags flags, const cl_image_format* image_format,
+                                                            const cl_image_desc* image_desc, void* host_ptr,
+                                                            cl_int* errcode_ret) {
+  return guarded_create(errcode_ret,
+                        [&] { return create_image(context, properties, flags, image_format, image_desc, host_ptr); });
+}
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateImage2D(cl_context context, cl_mem_flags flags,
+                                                const cl_image_format* image_format, size_t image_width,
+                                                size_t image_height, size_t image_row_pitch, void* host_ptr,
+                                                cl_int* errcode_ret) {
+  const cl_image_desc desc = legacy_desc(CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 0, image_row_pitch, 0);
+  return guarded_create(errcode_ret, [&] { return create_image(context, nullptr, flags, image_format, &desc, host_ptr); });
+}
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateImage3D(cl_context context, cl_mem_flags flags,
+                                                const cl_image_format* image_format, size_t image_width,
+                                                size_t image_height, size_t image_depth, size_t image_row_pitch,
+                                                size_t image_slice_pitch, void* host_ptr, cl_int* errcode_ret) {
+  const cl_image_desc desc = legacy_desc(CL_MEM_OBJECT_IMAGE3D, image_width, image_height, image_depth,
+                                         image_row_pitch, image_slice_pitch);
+  return guarded_create(errcode_ret, [&] { return create_image(context, nullptr, flags, image_format, &desc, host_ptr); });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetSupportedImageFormats(cl_context context, cl_mem_flags flags,
+                                                           cl_mem_object_type image_type, cl_uint num_entries,
+                                                           cl_image_format* image_formats,
+                                                           cl_uint* num_image_formats) {
+  return guarded([&] {
+    checked(context);
+    if (!is_image_type(image_type) || (num_entries == 0 && image_formats)) throw ClError{CL_INVALID_VALUE};
+    std::vector<ImageFormat> formats;
+    if (supports_images(context))
+      formats = context->connection
+                    ->call<GetSupportedImageFormats>({.context = context->id, .flags = flags, .image_type = image_type})
+                    .formats;
+    if (num_image_formats) *num_image_formats = static_cast<cl_uint>(formats.size());
+    for (size_t i = 0; image_formats && i < std::min<size_t>(num_entries, formats.size()); ++i)
+      image_formats[i] = {formats[i].channel_order, formats[i].channel_data_type};
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size,
+                                               void* param_value, size_t* param_value_size_ret) {
+  return guarded([&] {
+    checked(image);
+    if (!image->image) throw ClError{CL_INVALID_MEM_OBJECT};
+    InfoReply reply(param_value_size, param_value, param_value_size_ret);
+    switch (param_name) {
+      case CL_IMAGE_FORMAT: return reply.scalar(image->image->format);
+      case CL_IMAGE_ELEMENT_SIZE: return reply.scalar(image->image->element_size);
+      case CL_IMAGE_BUFFER: return reply.scalar(static_cast<cl_mem>(image->image_buffer.get()));
+      case CL_IMAGE_NUM_MIP_LEVELS:
+      case CL_IMAGE_NUM_SAMPLES: return reply.scalar(cl_uint{0});
+      case CL_IMAGE_ROW_PITCH:
+      case CL_IMAGE_SLICE_PITCH:
+        if (const auto pitch = host_pitch(*image, param_name)) return reply.scalar(*pitch);
+        [[fallthrough]];
+      default: remote_info(image->connection, InfoFamily::image, image->id, param_name, reply);
+    }
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read,
+                                                   const size_t* origin, const size_t* region, size_t row_pitch,
+                                                   size_t slice_pitch, void* ptr, cl_uint num_events_in_wait_list,
+                                                   const cl_event* event_wait_list, cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    const _cl_mem* mem = transfer_image(command, image);
+    check_region(mem, origin, region);
+    if (!ptr) throw ClError{CL_INVALID_VALUE};
+    check_host_access(mem, true, false);
+    const HostLayout layout = host_layout(mem->image->desc.image_type, mem->image->element_size, sizes_of(region),
+                                          row_pitch, slice_pitch, CL_INVALID_VALUE);
+    read_region(command, mem, sizes_of(origin), sizes_of(region), layout, ptr, blocking_read, CL_COMMAND_READ_IMAGE);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image,
+                                                    cl_bool /*blocking: the data is sent before returning*/,
+                                                    const size_t* origin, const size_t* region, size_t input_row_pitch,
+                                                    size_t input_slice_pitch, const void* ptr,
+                                                    cl_uint num_events_in_wait_list, const cl_event* event_wait_list,
+                                                    cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    const _cl_mem* mem = transfer_image(command, image);
+    check_region(mem, origin, region);
+    if (!ptr) throw ClError{CL_INVALID_VALUE};
+    check_host_access(mem, false, true);
+    const HostLayout layout = host_layout(mem->image->desc.image_type, mem->image->element_size, sizes_of(region),
+                                          input_row_pitch, input_slice_pitch, CL_INVALID_VALUE);
+    write_region(command, mem, sizes_of(origin), sizes_of(region), layout, ptr, CL_COMMAND_WRITE_IMAGE);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image,
+                                                   cl_mem dst_image, const size_t* src_origin,
+                                                   const size_t* dst_origin, const size_t* region,
+                                                   cl_uint num_events_in_wait_list, const cl_event* event_wait_list,
+                                                   cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    const _cl_mem* source = transfer_image(command, src_image);
+    const _cl_mem* destination = transfer_image(command, dst_image);
+    if (!src_origin || !dst_origin || !region) throw ClError{CL_INVALID_VALUE};
+    // Bounds, formats and overlap are checked by the device's own implementation.
+    command.connection()->call<CopyImage>({.queue = command.queue()->id, .source = source->id,
+                                           .destination = destination->id,
+                                           .source_origin = coordinates(sizes_of(src_origin)),
+                                           .destination_origin = coordinates(sizes_of(dst_origin)),
+                                           .region = coordinates(sizes_of(region)), .tail = command.tail()});
+    command.complete(CL_COMMAND_COPY_IMAGE);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue command_queue, cl_mem image,
+                                                   const void* fill_color, const size_t* origin, const size_t* region,
+                                                   cl_uint num_events_in_wait_list, const cl_event* event_wait_list,
+                                                   cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    const _cl_mem* mem = transfer_image(command, image);
+    if (!fill_color || !origin || !region) throw ClError{CL_INVALID_VALUE};
+    // Four 32-bit channels, or one float for a depth image.
+    Bytes color(16);
+    const bool depth = mem->image->format.image_channel_order == CL_DEPTH;
+    std::memcpy(color.data(), fill_color, depth ? sizeof(cl_float) : color.size());
+    command.connection()->call<FillImage>({.queue = command.queue()->id, .image = mem->id, .color = color,
+                                           .origin = coordinates(sizes_of(origin)),
+                                           .region = coordinates(sizes_of(region)), .tail = command.tail()});
+    command.complete(CL_COMMAND_FILL_IMAGE);
+  });
+}
+
+namespace {
+
+void copy_image_buffer(EnqueuedCommand& command, cl_mem image, cl_mem buffer, bool to_buffer, const size_t* origin,
+                       const size_t* region, size_t buffer_offset) {
+  const _cl_mem* image_mem = transfer_image(command, image);
+  const _cl_mem* buffer_mem = transfer_mem(command, buffer);
+  if (buffer_mem->image) throw ClError{CL_INVALID_MEM_OBJECT};
+  if (!origin || !region) throw ClError{CL_INVALID_VALUE};
+  command.connection()->call<CopyImageBuffer>({.queue = command.queue()->id, .image = image_mem->id,
+                                               .buffer = buffer_mem->id, .to_buffer = to_buffer,
+                                               .origin = coordinates(sizes_of(origin)),
+                                               .region = coordinates(sizes_of(region)), .buffer_offset = buffer_offset,
+                                               .tail = command.tail()});
+  command.complete(to_buffer ? CL_COMMAND_COPY_IMAGE_TO_BUFFER : CL_COMMAND_COPY_BUFFER_TO_IMAGE);
+}
+
+}  // namespace
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image,
+                                                           cl_mem dst_buffer, const size_t* src_origin,
+                                                           const size_t* region, size_t dst_offset,
+                                                           cl_uint num_events_in_wait_list,
+                                                           const cl_event* event_wait_list, cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    copy_image_buffer(command, src_image, dst_buffer, true, src_origin, region, dst_offset);
+  });
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer,
+                                                           cl_mem dst_image, size_t src_offset,
+                                                           const size_t* dst_origin, const size_t* region,
+                                                           cl_uint num_events_in_wait_list,
+                                                           const cl_event* event_wait_list, cl_event* event) {
+  return guarded([&] {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    copy_image_buffer(command, dst_image, src_buffer, false, dst_origin, region, src_offset);
+  });
+}
+
+CL_API_ENTRY void* CL_API_CALL clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_map,
+                                                 cl_map_flags map_flags, const size_t* origin, const size_t* region,
+                                                 size_t* image_row_pitch, size_t* image_slice_pitch,
+                                                 cl_uint num_events_in_wait_list, const cl_event* event_wait_list,
+                                                 cl_event* event, cl_int* errcode_ret) {
+  return guarded_create(errcode_ret, [&]() -> void* {
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    _cl_mem* mem = transfer_image(command, image);
+    check_region(mem, origin, region);
+    const cl_mem_object_type type = mem->image->desc.image_type;
+    const bool sliced = type == CL_MEM_OBJECT_IMAGE3D || type == CL_MEM_OBJECT_IMAGE2D_ARRAY ||
+                        type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+    if (!image_row_pitch || (sliced && !image_slice_pitch)) throw ClError{CL_INVALID_VALUE};
+    check_map_flags(mem, map_flags);
+    _cl_mem::Mapping mapping = image_mapping(mem, sizes_of(origin), sizes_of(region), map_flags);
+    // As for buffers, a region mapped for writing is fetched too, unless it is invalidated.
+    if (map_flags & CL_MAP_WRITE_INVALIDATE_REGION) {
+      enqueue_marker(command, CL_COMMAND_MAP_IMAGE, false);
+    } else {
+      read_region(command, mem, mapping.origin, mapping.region, {mapping.row_step, mapping.slice_step},
+                  mapping.pointer, blocking_map, CL_COMMAND_MAP_IMAGE);
+    }
+    report_pitches(mem, mapping, image_row_pitch, image_slice_pitch);
+    std::lock_guard lock(mem->mapping_mutex);
+    mem->mappings.push_back(mapping);
+    return mapping.pointer;
+  });
+}

@@ -1,0 +1,237 @@
+// Images on the proxy side: creation, supported formats and transfers. Host data of an
+// image travels packed (the client applies the application's pitches), through the same
+// data path as buffer data; each transfer holds its region in memory of its own.
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <array>
+
+#include "image_format.hpp"
+#include "proxy/executors.hpp"
+
+namespace hivecl::proxy {
+
+using namespace protocol;
+
+namespace {
+
+using Sizes = std::array<size_t, 3>;
+
+Sizes sizes(const Coordinates& c) { return {c.x, c.y, c.z}; }
+
+template <class T>
+T image_info(cl_mem image, cl_image_info param) {
+  T value{};
+  check(clGetImageInfo(image, param, sizeof value, &value, nullptr));
+  return value;
+}
+
+cl_mem buffer_of(Session& session, ObjectId id) {
+  const cl_mem mem = session.get<cl_mem>(id);
+  cl_mem_object_type type = 0;
+  check(clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, nullptr));
+  if (type != CL_MEM_OBJECT_BUFFER) throw ClError{CL_INVALID_MEM_OBJECT};
+  return mem;
+}
+
+// Device memory of an image of `shape`, or CL_INVALID_IMAGE_DESCRIPTOR for an unknown type.
+// An image made from a buffer holds none of its own.
+uint64_t image_bytes(const ImageShape& shape, uint32_t element) {
+  switch (shape.type) {
+    case CL_MEM_OBJECT_IMAGE1D: return saturating_product(element, shape.width, 1, 1);
+    case CL_MEM_OBJECT_IMAGE1D_BUFFER: return 0;
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY: return saturating_product(element, shape.width, shape.array_size, 1);
+    case CL_MEM_OBJECT_IMAGE2D: return saturating_product(element, shape.width, shape.height, 1);
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+      return saturating_product(element, shape.width, shape.height, shape.array_size);
+    case CL_MEM_OBJECT_IMAGE3D: return saturating_product(element, shape.width, shape.height, shape.depth);
+    default: throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  }
+}
+
+// The packed bytes of `region` of `image`; CL_INVALID_VALUE when they cannot lie inside it
+// (checked before any memory is set aside; the device checks the exact bounds).
+uint64_t region_bytes(cl_mem image, const Coordinates& region) {
+  const uint64_t bytes = saturating_product(image_info<size_t>(image, CL_IMAGE_ELEMENT_SIZE), region.x, region.y,
+                                            region.z);
+  size_t size = 0;
+  check(clGetMemObjectInfo(image, CL_MEM_SIZE, sizeof size, &size, nullptr));
+  if (bytes > size) throw ClError{CL_INVALID_VALUE};
+  return bytes;
+}
+
+// The data of a write, whole, from the client (over MPI or from its memory).
+std::shared_ptr<HostBuffer> receive_data(Call& call, uint64_t host_address, uint64_t size) {
+  auto data = std::make_shared<HostBuffer>(size);
+  const size_t chunk = call.session.chunk_bytes();
+  bool arrived = true;
+  for (uint64_t offset = 0; offset < size; offset += chunk) {
+    const size_t piece = std::min<uint64_t>(chunk, size - offset);
+    auto completion = call.session.data_path().fetch(call.sequence, host_address, offset, data->data.get() + offset,
+                                                     piece);
+    arrived = completion->wait() == transport::OpStatus::done && arrived;
+  }
+  call.bulk_consumed = true;
+  if (!arrived) throw ClError{peer_lost_status};
+  call.session.statistics().count_to_proxy(size);
+  return data;
+}
+
+// Hands the data of a finished read to the client in chunks, then its status.
+void deliver(Session& session, const Replier& later, uint64_t host_address, std::shared_ptr<HostBuffer> data,
+             cl_int status) {
+  const size_t chunk = session.chunk_bytes();
+  for (uint64_t offset = 0; offset < data->size; offset += chunk) {
+    const size_t piece = std::min<uint64_t>(chunk, data->size - offset);
+    session.data_path().deliver(later.sequence(), host_address, offset, data->data.get() + offset, piece,
+                                [data] {});
+  }
+  later.send_status(status);
+}
+
+// Keeps `data` until the device is done with it.
+void hold_until_complete(cl_event event, std::shared_ptr<HostBuffer> data) {
+  when_complete(event, [data = std::move(data)](cl_int) {});
+}
+
+}  // namespace
+
+cl_mem image_of(Session& session, ObjectId id) {
+  const cl_mem mem = session.get<cl_mem>(id);
+  cl_mem_object_type type = 0;
+  check(clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, nullptr));
+  if (type == CL_MEM_OBJECT_BUFFER) throw ClError{CL_INVALID_MEM_OBJECT};
+  return mem;
+}
+
+GetSupportedImageFormats::Reply execute(Call& call, const GetSupportedImageFormats::Request& request) {
+  const cl_context context = call.session.get<cl_context>(request.context);
+  cl_uint count = 0;
+  check(clGetSupportedImageFormats(context, request.flags, request.image_type, 0, nullptr, &count));
+  std::vector<cl_image_format> formats(count);
+  if (count) check(clGetSupportedImageFormats(context, request.flags, request.image_type, count, formats.data(), nullptr));
+  GetSupportedImageFormats::Reply reply;
+  for (const cl_image_format& format : formats)
+    reply.formats.push_back({format.image_channel_order, format.image_channel_data_type});
+  return reply;
+}
+
+CreateImage::Reply execute(Call& call, const CreateImage::Request& request) {
+  Session& session = call.session;
+  const cl_context context = session.get<cl_context>(request.context);
+  const uint32_t element = image_element_size(request.format.channel_order, request.format.channel_data_type);
+  if (element == 0) throw ClError{CL_INVALID_IMAGE_FORMAT_DESCRIPTOR};
+  const uint64_t bytes = image_bytes(request.shape, element);
+  session.check_fresh(request.id, bytes);
+  // The proxy cannot use the client's memory: the client turns USE_HOST_PTR into COPY_HOST_PTR.
+  const bool copies = (request.flags & CL_MEM_COPY_HOST_PTR) != 0;
+  const uint64_t data_bytes =
+      request.shape.type == CL_MEM_OBJECT_IMAGE1D_BUFFER ? saturating_product(element, request.shape.width, 1, 1)
+                                                         : bytes;
+  if ((request.flags & CL_MEM_USE_HOST_PTR) || copies != (request.data_bytes != 0) ||
+      (copies && request.data_bytes != data_bytes))
+    throw ClError{CL_INVALID_VALUE};
+  cl_image_desc desc{};
+  desc.image_type = request.shape.type;
+  desc.image_width = request.shape.width;
+  desc.image_height = request.shape.height;
+  desc.image_depth = request.shape.depth;
+  desc.image_array_size = request.shape.array_size;
+  // An image made from a buffer names one large enough; no other image names one.
+  const bool from_buffer = request.shape.type == CL_MEM_OBJECT_IMAGE1D_BUFFER;
+  if (from_buffer != (request.shape.buffer != no_object)) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  if (from_buffer) {
+    desc.buffer = buffer_of(session, request.shape.buffer);
+    size_t size = 0;
+    check(clGetMemObjectInfo(desc.buffer, CL_MEM_SIZE, sizeof size, &size, nullptr));
+    if (data_bytes > size) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  }
+  std::shared_ptr<HostBuffer> data;
+  if (copies) data = session.receive_bulk(call.sequence, request.data_bytes);
+  call.bulk_consumed = true;
+  const cl_image_format format{request.format.channel_order, request.format.channel_data_type};
+  cl_int status = CL_SUCCESS;
+  const cl_mem image = clCreateImage(context, request.flags, &format, &desc, data ? data->data.get() : nullptr, &status);
+  check(status);
+  session.add(request.id, ObjectKind::mem, image, bytes);
+  return {};
+}
+
+// The device fills memory of the read's own; the reply comes once the read is enqueued,
+// the data and its status once it has completed.
+void execute(Call& call, const ReadImage::Request& request, Replier later) {
+  Session& session = call.session;
+  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
+  const cl_mem image = image_of(session, request.image);
+  check_data_path(session, request.host_address);
+  const auto data = std::make_shared<HostBuffer>(region_bytes(image, request.region));
+  const Sizes origin = sizes(request.origin), region = sizes(request.region);
+  cl_event event = nullptr;
+  check(clEnqueueReadImage(enqueue.queue, image, CL_FALSE, origin.data(), region.data(), 0, 0, data->data.get(),
+                           enqueue.wait_count(), enqueue.wait_list(), &event));
+  clFlush(enqueue.queue);
+  session.statistics().count_to_client(data->size);
+  later.reply<ReadImage>(CL_SUCCESS);
+  when_complete(event, [&session, later, host_address = request.host_address, data](cl_int status) {
+    deliver(session, later, host_address, data, status);
+  });
+  keep_event(call, request.tail.event, event);
+}
+
+WriteImage::Reply execute(Call& call, const WriteImage::Request& request) {
+  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
+  const cl_mem image = image_of(call.session, request.image);
+  check_data_path(call.session, request.host_address);
+  if (request.data_bytes != region_bytes(image, request.region)) throw ClError{CL_INVALID_VALUE};
+  const auto data = receive_data(call, request.host_address, request.data_bytes);
+  const Sizes origin = sizes(request.origin), region = sizes(request.region);
+  cl_event event = nullptr;
+  check(clEnqueueWriteImage(enqueue.queue, image, CL_FALSE, origin.data(), region.data(), 0, 0, data->data.get(),
+                            enqueue.wait_count(), enqueue.wait_list(), &event));
+  clFlush(enqueue.queue);
+  hold_until_complete(event, data);
+  keep_event(call, request.tail.event, event);
+  return {};
+}
+
+CopyImage::Reply execute(Call& call, const CopyImage::Request& request) {
+  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
+  const cl_mem source = image_of(call.session, request.source);
+  const cl_mem destination = image_of(call.session, request.destination);
+  const Sizes source_origin = sizes(request.source_origin), destination_origin = sizes(request.destination_origin),
+              region = sizes(request.region);
+  cl_event event = nullptr;
+  check(clEnqueueCopyImage(enqueue.queue, source, destination, source_origin.data(), destination_origin.data(),
+                           region.data(), enqueue.wait_count(), enqueue.wait_list(), &event));
+  keep_event(call, request.tail.event, event);
+  return {};
+}
+
+FillImage::Reply execute(Call& call, const FillImage::Request& request) {
+  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
+  const cl_mem image = image_of(call.session, request.image);
+  if (request.color.size() != 16) throw ClError{CL_INVALID_VALUE};
+  const Sizes origin = sizes(request.origin), region = sizes(request.region);
+  cl_event event = nullptr;
+  check(clEnqueueFillImage(enqueue.queue, image, request.color.data(), origin.data(), region.data(),
+                           enqueue.wait_count(), enqueue.wait_list(), &event));
+  keep_event(call, request.tail.event, event);
+  return {};
+}
+
+CopyImageBuffer::Reply execute(Call& call, const CopyImageBuffer::Request& request) {
+  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
+  const cl_mem image = image_of(call.session, request.image);
+  const cl_mem buffer = buffer_of(call.session, request.buffer);
+  const Sizes origin = sizes(request.origin), region = sizes(request.region);
+  cl_event event = nullptr;
+  check(request.to_buffer
+            ? clEnqueueCopyImageToBuffer(enqueue.queue, image, buffer, origin.data(), region.data(),
+                                         request.buffer_offset, enqueue.wait_count(), enqueue.wait_list(), &event)
+            : clEnqueueCopyBufferToImage(enqueue.queue, buffer, image, request.buffer_offset, origin.data(),
+                                         region.data(), enqueue.wait_count(), enqueue.wait_list(), &event));
+  keep_event(call, request.tail.event, event);
+  return {};
+}
+
+}  // namespace hivecl::proxy
