@@ -27,6 +27,8 @@ template <>
 inline constexpr bool replies_later<protocol::ReadBuffer> = true;
 template <>
 inline constexpr bool replies_later<protocol::WatchEvent> = true;
+template <>
+inline constexpr bool replies_later<protocol::ReadBufferRect> = true;
 
 namespace p = protocol;
 
@@ -56,6 +58,14 @@ void execute(Call&, const p::WaitForEvents::Request&, Replier later);
 p::CreateUserEvent::Reply execute(Call&, const p::CreateUserEvent::Request&);
 p::SetUserEventStatus::Reply execute(Call&, const p::SetUserEventStatus::Request&);
 void execute(Call&, const p::WatchEvent::Request&, Replier later);
+p::CreateSubBuffer::Reply execute(Call&, const p::CreateSubBuffer::Request&);
+void execute(Call&, const p::ReadBufferRect::Request&, Replier later);
+p::WriteBufferRect::Reply execute(Call&, const p::WriteBufferRect::Request&);
+p::CopyBufferRect::Reply execute(Call&, const p::CopyBufferRect::Request&);
+p::CreateProgramWithBinary::Reply execute(Call&, const p::CreateProgramWithBinary::Request&);
+p::CompileProgram::Reply execute(Call&, const p::CompileProgram::Request&);
+p::LinkProgram::Reply execute(Call&, const p::LinkProgram::Request&);
+p::CloneKernel::Reply execute(Call&, const p::CloneKernel::Request&);
 
 // --- helpers shared by the executors ---
 
