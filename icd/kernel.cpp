@@ -283,6 +283,12 @@ CL_API_ENTRY cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel, cl_int
     std::lock_guard lock(source_kernel->args_mutex);
     source_kernel->connection->call<CloneKernel>({.id = clone->id, .source = source_kernel->id});
     clone->args = source_kernel->args;
+    // A failed detached launch leaves the parent's (so the clone's) native arguments unknown.
+    if (source_kernel->args_in_doubt->load()) {
+      for (KernelArgSlot& slot : clone->args) slot.launched.reset();
+    } else {
+      clone->accepted_shapes = source_kernel->accepted_shapes;
+    }
     return publish(clone.release());
   });
 }
