@@ -363,28 +363,44 @@ void for_each_chunk(Session& session, uint64_t total, Visit visit) {
 
 }  // namespace
 
+namespace {
+
+// What a rectangular read or write needs, checked before any host memory is set aside for it.
+struct RectCommand {
+  Enqueue enqueue;
+  cl_mem mem;
+  std::shared_ptr<HostBuffer> data;  // the packed box
+};
+
+RectCommand prepare_rect(Call& call, const RectTransfer& request) {
+  RectCommand command{prepare_enqueue(call, request.queue, request.tail), call.session.get<cl_mem>(request.mem), {}};
+  check_data_path(call.session, request.host_address);
+  command.data = std::make_shared<HostBuffer>(packed_bytes(call.session, request.box));
+  return command;
+}
+
+}  // namespace
+
 // The packed data arrives whole into host memory of its own, which the native command reads
 // with the packed pitches; it is freed when the command completes.
 WriteBufferRect::Reply execute(Call& call, const WriteBufferRect::Request& request) {
   Session& session = call.session;
-  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
-  const cl_mem mem = session.get<cl_mem>(request.mem);
-  check_data_path(session, request.host_address);
-  const uint64_t total = packed_bytes(session, request.box);
-  auto data = std::make_shared<HostBuffer>(total);
+  const RectCommand command = prepare_rect(call, request);
+  const std::shared_ptr<HostBuffer>& data = command.data;
   std::vector<std::shared_ptr<transport::Completion>> arriving;
-  for_each_chunk(session, total, [&](uint64_t offset, size_t size) {
+  for_each_chunk(session, data->size, [&](uint64_t offset, size_t size) {
     arriving.push_back(session.data_path().fetch(call.sequence, request.host_address, offset,
                                                  data->data.get() + offset, size));
   });
   call.bulk_consumed = true;
   for (const auto& piece : arriving)
     if (piece->wait() != transport::OpStatus::done) throw ClError{peer_lost_status};
-  session.statistics().count_to_proxy(total);
+  session.statistics().count_to_proxy(data->size);
   const auto& region = request.box.region;
   const size_t host_origin[3] = {0, 0, 0};
   cl_event event = nullptr;
-  check(clEnqueueWriteBufferRect(enqueue.queue, mem, CL_FALSE, sizes(request.box.origin), host_origin,
+  const Enqueue& enqueue = command.enqueue;
+  check(clEnqueueWriteBufferRect(enqueue.queue, command.mem, CL_FALSE, sizes(request.box.origin), host_origin,
                                  sizes(region), request.box.row_pitch, request.box.slice_pitch, region[0],
                                  region[0] * region[1], data->data.get(), enqueue.wait_count(), enqueue.wait_list(),
                                  &event));
@@ -398,20 +414,18 @@ WriteBufferRect::Reply execute(Call& call, const WriteBufferRect::Request& reque
 // the client chunk by chunk, then the read's status.
 void execute(Call& call, const ReadBufferRect::Request& request, Replier later) {
   Session& session = call.session;
-  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
-  const cl_mem mem = session.get<cl_mem>(request.mem);
-  check_data_path(session, request.host_address);
-  const uint64_t total = packed_bytes(session, request.box);
-  auto data = std::make_shared<HostBuffer>(total);
+  const RectCommand command = prepare_rect(call, request);
+  const Enqueue& enqueue = command.enqueue;
+  const std::shared_ptr<HostBuffer> data = command.data;
   const auto& region = request.box.region;
   const size_t host_origin[3] = {0, 0, 0};
   cl_event event = nullptr;
-  check(clEnqueueReadBufferRect(enqueue.queue, mem, CL_FALSE, sizes(request.box.origin), host_origin, sizes(region),
+  check(clEnqueueReadBufferRect(enqueue.queue, command.mem, CL_FALSE, sizes(request.box.origin), host_origin, sizes(region),
                                 request.box.row_pitch, request.box.slice_pitch, region[0], region[0] * region[1],
                                 data->data.get(), enqueue.wait_count(), enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
   later.reply<ReadBufferRect>(CL_SUCCESS);
-  session.statistics().count_to_client(total);
+  session.statistics().count_to_client(data->size);
   DataPath& path = session.data_path();
   const uint64_t address = request.host_address;
   const size_t chunk = session.chunk_bytes();

@@ -300,32 +300,27 @@ struct BufferBox {
   uint64_t packed_bytes() const { return valid() ? region[0] * region[1] * region[2] : 0; }
 };
 
-// The packed data follows the reply, once the device has produced it, then the status.
+// A rectangular read or write: the packed data follows the request (writes) or the reply,
+// once the device has produced it, then the status (reads).
+struct RectTransfer {
+  ObjectId queue = no_object;
+  ObjectId mem = no_object;
+  BufferBox box;
+  EnqueueTail tail;
+  uint64_t host_address = 0;  // the memory data path: the client's packed copy; 0: over MPI
+  HIVECL_FIELDS(queue, mem, box, tail, host_address)
+  uint64_t bulk_bytes() const { return host_address ? 0 : box.packed_bytes(); }
+};
+
 struct ReadBufferRect {
   HIVECL_MESSAGE(ReadBufferRect, true, Bulk::from_proxy)
-  struct Request {
-    ObjectId queue = no_object;
-    ObjectId mem = no_object;
-    BufferBox box;
-    EnqueueTail tail;
-    uint64_t host_address = 0;  // the memory data path: the client's packed copy; 0: over MPI
-    HIVECL_FIELDS(queue, mem, box, tail, host_address)
-    uint64_t bulk_bytes() const { return host_address ? 0 : box.packed_bytes(); }
-  };
+  using Request = RectTransfer;
   using Reply = Empty;
 };
 
 struct WriteBufferRect {
   HIVECL_MESSAGE(WriteBufferRect, true, Bulk::to_proxy)
-  struct Request {
-    ObjectId queue = no_object;
-    ObjectId mem = no_object;
-    BufferBox box;
-    EnqueueTail tail;
-    uint64_t host_address = 0;  // the memory data path: the client's packed copy; 0: over MPI
-    HIVECL_FIELDS(queue, mem, box, tail, host_address)
-    uint64_t bulk_bytes() const { return host_address ? 0 : box.packed_bytes(); }
-  };
+  using Request = RectTransfer;
   using Reply = Empty;
 };
 
