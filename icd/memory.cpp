@@ -162,9 +162,11 @@ uint64_t host_address(const Connection* connection, const void* pointer) {
 void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, void* pointer,
                bool blocking, cl_command_type type) {
   uint64_t sequence = 0;
+  const SharedRange shared = shared_range(command.connection(), pointer, size);
   command.connection()->call<ReadBuffer>({.queue = command.queue()->id, .mem = mem->id, .offset = offset,
                                           .size = size, .tail = command.tail(),
-                                          .host_address = host_address(command.connection(), pointer)},
+                                          .host_address = shared.segment ? 0 : host_address(command.connection(), pointer),
+                                          .shared = shared},
                                          {}, &sequence);
   auto incoming = command.connection()->receive(sequence, pointer, size);
   command.queue()->add_pending({incoming, command.position()});
@@ -183,10 +185,11 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
                 cl_command_type type) {
   command.queue()->settle(command.position());  // their failures are theirs, not this write's
   Connection* connection = command.connection();
-  const uint64_t address = host_address(connection, pointer);
-  const std::span<const std::byte> bulk(static_cast<const std::byte*>(pointer), address ? 0 : size);
+  const SharedRange shared = shared_range(connection, pointer, size);
+  const uint64_t address = shared.segment ? 0 : host_address(connection, pointer);
+  const std::span<const std::byte> bulk(static_cast<const std::byte*>(pointer), address || shared.segment ? 0 : size);
   connection->call<WriteBuffer>({.queue = command.queue()->id, .mem = mem->id, .offset = offset, .size = size,
-                                 .tail = command.tail(), .host_address = address},
+                                 .tail = command.tail(), .host_address = address, .shared = shared},
                                 bulk);
   command.complete(type);
 }
@@ -297,6 +300,8 @@ void write_rect_from(EnqueuedCommand& command, const _cl_mem* mem, const BufferB
 std::byte* mapping_base(_cl_mem* mem) {
   if (mem->host_ptr) return static_cast<std::byte*>(mem->host_ptr);
   std::lock_guard lock(mem->mapping_mutex);
+  if (!mem->shadow && !mem->shared_shadow) mem->shared_shadow = SharedShadow::create(mem->connection, mem->size);
+  if (mem->shared_shadow) return mem->shared_shadow->data();
   if (!mem->shadow) mem->shadow.reset(new std::byte[mem->size]);
   return mem->shadow.get();
 }

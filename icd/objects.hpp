@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cl_error.hpp"
+#include "icd/shared_memory.hpp"
 #include "protocol/messages.hpp"
 
 namespace hivecl::icd {
@@ -163,6 +164,7 @@ struct _cl_mem : hivecl::icd::Shared<_cl_mem> {
   std::vector<cl_mem_properties> properties;
   std::mutex mapping_mutex;
   std::unique_ptr<std::byte[]> shadow;  // host copy for mappings when there is no host_ptr
+  std::unique_ptr<hivecl::icd::SharedShadow> shared_shadow;  // the same, shared with a proxy of this node
   std::vector<Mapping> mappings;
   DestructorCallbacks<cl_mem> destructor_callbacks;
 

@@ -105,9 +105,16 @@ void by_waiter(cl_command_queue queue, cl_event event, Action action) {
   waiter->more.notify_one();
 }
 
+// The event's status if it has already completed or failed: no need to wait then.
+bool already_ended(cl_event event, cl_int& status) {
+  return clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS &&
+         status <= CL_COMPLETE;
+}
+
 }  // namespace
 
 void when_status(cl_event event, cl_int status, Action action) {
+  if (cl_int reached = CL_QUEUED; status == CL_COMPLETE && already_ended(event, reached)) return action(reached);
   clRetainEvent(event);
   if (status == CL_COMPLETE) {
     if (cl_command_queue queue = in_order_queue(event)) return by_waiter(queue, event, std::move(action));

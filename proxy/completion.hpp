@@ -13,8 +13,9 @@
 namespace hivecl::proxy {
 
 // Runs `action` once `event` reaches `status` (CL_SUBMITTED, CL_RUNNING, CL_COMPLETE) or
-// fails, with the status reached (negative on failure), on a thread that is not the
-// caller's; the event is retained until then.
+// fails, with the status reached (negative on failure): at once in the caller's thread if
+// the command has already ended, otherwise later in another thread; the event is retained
+// until then.
 void when_status(cl_event event, cl_int status, std::function<void(cl_int status)> action);
 inline void when_complete(cl_event event, std::function<void(cl_int status)> action) {
   when_status(event, CL_COMPLETE, std::move(action));

@@ -27,6 +27,8 @@ inline constexpr bool replies_later<protocol::WaitForEvents> = true;
 template <>
 inline constexpr bool replies_later<protocol::ReadBuffer> = true;
 template <>
+inline constexpr bool replies_later<protocol::WriteBuffer> = true;
+template <>
 inline constexpr bool replies_later<protocol::WatchEvent> = true;
 template <>
 inline constexpr bool replies_later<protocol::ReadBufferRect> = true;
@@ -43,7 +45,7 @@ p::Flush::Reply execute(Call&, const p::Flush::Request&);
 void execute(Call&, const p::Finish::Request&, Replier later);
 p::CreateBuffer::Reply execute(Call&, const p::CreateBuffer::Request&);
 void execute(Call&, const p::ReadBuffer::Request&, Replier later);
-p::WriteBuffer::Reply execute(Call&, const p::WriteBuffer::Request&);
+void execute(Call&, const p::WriteBuffer::Request&, Replier later);
 p::CopyBuffer::Reply execute(Call&, const p::CopyBuffer::Request&);
 p::FillBuffer::Reply execute(Call&, const p::FillBuffer::Request&);
 p::EnqueueMarker::Reply execute(Call&, const p::EnqueueMarker::Request&);
@@ -59,6 +61,7 @@ void execute(Call&, const p::WaitForEvents::Request&, Replier later);
 p::CreateUserEvent::Reply execute(Call&, const p::CreateUserEvent::Request&);
 p::SetUserEventStatus::Reply execute(Call&, const p::SetUserEventStatus::Request&);
 void execute(Call&, const p::WatchEvent::Request&, Replier later);
+p::ForgetSegment::Reply execute(Call&, const p::ForgetSegment::Request&);
 p::CreateSubBuffer::Reply execute(Call&, const p::CreateSubBuffer::Request&);
 void execute(Call&, const p::ReadBufferRect::Request&, Replier later);
 p::WriteBufferRect::Reply execute(Call&, const p::WriteBufferRect::Request&);

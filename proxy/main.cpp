@@ -12,6 +12,7 @@
 #include "hivecl_build_config.hpp"
 #include "log.hpp"
 #include "proxy/server.hpp"
+#include "proxy/topology.hpp"
 #include "proxy/status.hpp"
 #include "transport/mpi_defaults.hpp"
 
@@ -126,6 +127,7 @@ int main(int argc, char** argv) {
       hivecl::log::error("no OpenCL device to serve (platform filter '", config.proxy_platform, "', type ",
                          config.proxy_device_type, ", devices '", config.proxy_devices, "')");
     } else {
+      hivecl::proxy::place_near(devices);
       hivecl::proxy::Server server(config, std::move(devices));
       status = server.run();
     }

@@ -236,6 +236,22 @@ cl_event enqueue_empty(Native native, const Enqueue& enqueue, cl_mem mem, uint64
   return event;
 }
 
+// Host memory in a shared segment: one native command straight to or from it, answered
+// (`done`) when the device is through with the memory.
+template <class Native>
+cl_event transfer_with_segment(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, uint64_t offset,
+                               uint64_t size, const SharedRange& range, std::function<void(cl_int)> done) {
+  cl_context context = nullptr;
+  check(clGetCommandQueueInfo(enqueue.queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr));
+  auto segment = call.session.shared_segment(range);
+  std::byte* memory = segment->memory(context, range.offset, size);
+  cl_event event = nullptr;
+  check(native(enqueue.queue, mem, CL_FALSE, offset, size, memory, enqueue.wait_count(), enqueue.wait_list(), &event));
+  clFlush(enqueue.queue);
+  when_complete(event, [segment, done = std::move(done)](cl_int status) { done(status < 0 ? status : CL_SUCCESS); });
+  return event;
+}
+
 }  // namespace
 
 // The device fills staging slots chunk by chunk; each filled chunk goes to the client
@@ -251,6 +267,13 @@ void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
     keep_event(call, request.tail.event, enqueue_empty(clEnqueueReadBuffer, enqueue, mem, request.offset));
     later.reply<ReadBuffer>(CL_SUCCESS);
     later.send_status(CL_SUCCESS);
+    return;
+  }
+  if (request.shared.segment) {
+    const cl_event event = transfer_with_segment(call, clEnqueueReadBuffer, enqueue, mem, request.offset, request.size,
+                                                 request.shared, [later](cl_int status) { later.send_status(status); });
+    later.reply<ReadBuffer>(CL_SUCCESS);
+    keep_event(call, request.tail.event, event);
     return;
   }
   StagingRing& ring = staging_of(session, enqueue.queue);
@@ -284,17 +307,30 @@ void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
   }
 }
 
-WriteBuffer::Reply execute(Call& call, const WriteBuffer::Request& request) {
+// Answered once the proxy holds the data (the application may then reuse its memory): after
+// the staging ring took it, or, from a shared segment, after the device did.
+void execute(Call& call, const WriteBuffer::Request& request, Replier later) {
   const auto [enqueue, mem] = prepare_transfer(call, request);
   check_data_path(call.session, request.host_address);
   call.session.statistics().count_to_proxy(request.size);
   if (request.size == 0) {
     call.bulk_consumed = true;
     keep_event(call, request.tail.event, enqueue_empty(clEnqueueWriteBuffer, enqueue, mem, request.offset));
-    return {};
+  } else if (request.shared.segment) {
+    call.bulk_consumed = true;
+    keep_event(call, request.tail.event,
+               transfer_with_segment(call, clEnqueueWriteBuffer, enqueue, mem, request.offset, request.size,
+                                     request.shared, [later](cl_int status) { later.reply<WriteBuffer>(status); }));
+    return;
+  } else {
+    WritePipeline pipeline(call, request, enqueue, mem);
+    keep_event(call, request.tail.event, pipeline.run());
   }
-  WritePipeline pipeline(call, request, enqueue, mem);
-  keep_event(call, request.tail.event, pipeline.run());
+  later.reply<WriteBuffer>(CL_SUCCESS);
+}
+
+ForgetSegment::Reply execute(Call& call, const ForgetSegment::Request& request) {
+  call.session.forget_shared_segment(request.segment);
   return {};
 }
 

@@ -22,6 +22,7 @@
 #include "protocol/messages.hpp"
 #include "proxy/client_link.hpp"
 #include "proxy/data_path.hpp"
+#include "proxy/shared_segments.hpp"
 #include "proxy/staging.hpp"
 #include "proxy/statistics.hpp"
 #include "proxy/usage.hpp"
@@ -99,11 +100,15 @@ class Session {
   size_t chunk_bytes() const;
   void set_greeted(std::string client_host, int32_t client_pid) {
     statistics_->set_client(std::move(client_host), client_pid);
+    client_pid_ = client_pid;
     greeted_ = true;
   }
   // How bulk data moves to and from this client (MPI until Hello chooses).
   DataPath& data_path() { return *data_path_; }
   void choose_data_path(const protocol::Hello::Request& hello);
+  // The client's shared segment of `range` (memory data path only; ClError otherwise).
+  std::shared_ptr<AttachedSegment> shared_segment(const protocol::SharedRange& range);
+  void forget_shared_segment(uint64_t segment) { shared_segments_.forget(segment); }
   // The staging ring of a native context, made at its first transfer.
   StagingRing& staging(cl_context context, cl_device_id device);
   bool greeted() const { return greeted_; }
@@ -130,11 +135,14 @@ class Session {
   std::mutex inbox_mutex_;
   std::condition_variable inbox_cv_;
   std::deque<protocol::Bytes> inbox_;
+  std::atomic<size_t> inbox_size_{0};  // read without the lock while spinning
   std::atomic<bool> lost_{false};
   std::atomic<bool> finished_{false};
   bool greeted_ = false;
   bool ending_ = false;
   std::unique_ptr<DataPath> data_path_;
+  int32_t client_pid_ = 0;
+  SharedSegments shared_segments_;
   std::mutex staging_mutex_;
   std::map<cl_context, std::unique_ptr<StagingRing>> staging_;
 };

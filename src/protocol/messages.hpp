@@ -15,7 +15,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 5;
+inline constexpr uint32_t protocol_version = 6;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -37,6 +37,7 @@ enum class FrameKind : uint8_t { request, reply };
   X(CreateProgramWithSource) X(BuildProgram) X(GetProgramBinaries)                                           \
   X(CreateKernel) X(CreateKernelsInProgram) X(DescribeKernelArgs) X(ApplyKernelArgs) X(EnqueueNDRangeKernel)       \
   X(WaitForEvents) X(CreateUserEvent) X(SetUserEventStatus) X(WatchEvent)                                  \
+  X(ForgetSegment)                                                                                           \
   /* OpenCL 1.2 completeness (issue 4): sub-buffers, rectangular transfers, binaries, separate */             \
   /* compilation and linking, kernel clones */                                                                \
   X(CreateSubBuffer) X(ReadBufferRect) X(WriteBufferRect) X(CopyBufferRect)                                  \
@@ -201,6 +202,17 @@ struct EnqueueTail {
 };
 
 // The data follows the reply, once the device has produced it.
+// Host memory of the client inside one of its shared segments (transport/shared_segment.hpp):
+// the proxy maps the segment once and transfers to and from it directly.
+struct SharedRange {
+  uint64_t segment = 0;  // the client's number for it; 0: not in a segment
+  int32_t fd = -1;       // its descriptor in the client
+  uint64_t inode = 0;
+  uint64_t segment_size = 0;
+  uint64_t offset = 0;   // where the range starts in it
+  HIVECL_FIELDS(segment, fd, inode, segment_size, offset)
+};
+
 struct ReadBuffer {
   HIVECL_MESSAGE(ReadBuffer, true, Bulk::from_proxy)
   struct Request {
@@ -210,8 +222,9 @@ struct ReadBuffer {
     uint64_t size = 0;
     EnqueueTail tail;
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
-    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address)
-    uint64_t bulk_bytes() const { return host_address ? 0 : size; }
+    SharedRange shared;         // or, on that path, memory the proxy maps too
+    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared)
+    uint64_t bulk_bytes() const { return host_address || shared.segment ? 0 : size; }
   };
   using Reply = Empty;
 };
@@ -225,8 +238,19 @@ struct WriteBuffer {
     uint64_t size = 0;
     EnqueueTail tail;
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
-    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address)
-    uint64_t bulk_bytes() const { return host_address ? 0 : size; }
+    SharedRange shared;         // or, on that path, memory the proxy maps too
+    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared)
+    uint64_t bulk_bytes() const { return host_address || shared.segment ? 0 : size; }
+  };
+  using Reply = Empty;
+};
+
+// The client freed a shared segment: the proxy unmaps it once its transfers are done.
+struct ForgetSegment {
+  HIVECL_MESSAGE(ForgetSegment, false, Bulk::none)
+  struct Request {
+    uint64_t segment = 0;
+    HIVECL_FIELDS(segment)
   };
   using Reply = Empty;
 };

@@ -1,0 +1,80 @@
+#include "proxy/topology.hpp"
+
+#include "log.hpp"
+
+#if HIVECL_HAVE_HWLOC
+#include <hwloc.h>
+#include <hwloc/opencl.h>
+
+#include <memory>
+#include <string>
+#endif
+
+namespace hivecl::proxy {
+
+#if HIVECL_HAVE_HWLOC
+
+namespace {
+
+using Bitmap = std::unique_ptr<hwloc_bitmap_s, decltype(&hwloc_bitmap_free)>;
+
+Bitmap new_bitmap() { return {hwloc_bitmap_alloc(), &hwloc_bitmap_free}; }
+
+std::string listed(hwloc_const_bitmap_t set) {
+  char* text = nullptr;
+  hwloc_bitmap_list_asprintf(&text, set);
+  std::string result = text ? text : "?";
+  std::free(text);
+  return result;
+}
+
+// The cores near all of `devices`; the whole machine where one has no PCI locality.
+Bitmap cores_near(hwloc_topology_t topology, const std::vector<NativeDevice>& devices) {
+  Bitmap near = new_bitmap();
+  for (const NativeDevice& device : devices) {
+    Bitmap local = new_bitmap();
+    if (hwloc_opencl_get_device_cpuset(topology, device.device, local.get()) != 0)
+      hwloc_bitmap_copy(local.get(), hwloc_topology_get_complete_cpuset(topology));
+    hwloc_bitmap_or(near.get(), near.get(), local.get());
+  }
+  hwloc_bitmap_and(near.get(), near.get(), hwloc_topology_get_topology_cpuset(topology));
+  return near;
+}
+
+void bind(hwloc_topology_t topology, hwloc_const_bitmap_t cores) {
+  Bitmap nodes = new_bitmap();
+  hwloc_cpuset_to_nodeset(topology, cores, nodes.get());
+  if (hwloc_set_cpubind(topology, cores, HWLOC_CPUBIND_PROCESS) != 0) {
+    log::info("placement: could not bind to cores ", listed(cores), " near the devices");
+    return;
+  }
+  const bool memory = hwloc_set_membind(topology, nodes.get(), HWLOC_MEMBIND_BIND,
+                                        HWLOC_MEMBIND_PROCESS | HWLOC_MEMBIND_BYNODESET) == 0;
+  log::info("placement: bound to cores ", listed(cores), " (NUMA node ", listed(nodes.get()),
+            memory ? "), memory there too" : "), memory not bound");
+}
+
+}  // namespace
+
+void place_near(const std::vector<NativeDevice>& devices) {
+  hwloc_topology_t topology = nullptr;
+  if (hwloc_topology_init(&topology) != 0) return;
+  // Cores and NUMA nodes only: I/O discovery would load hwloc's OpenCL plugin here.
+  hwloc_topology_set_io_types_filter(topology, HWLOC_TYPE_FILTER_KEEP_NONE);
+  if (hwloc_topology_load(topology) == 0) {
+    const Bitmap near = cores_near(topology, devices);
+    if (hwloc_bitmap_iszero(near.get()) || hwloc_bitmap_isequal(near.get(), hwloc_topology_get_topology_cpuset(topology)))
+      log::info("placement: not bound (the devices are near every core, or hwloc cannot tell where they are)");
+    else
+      bind(topology, near.get());
+  }
+  hwloc_topology_destroy(topology);
+}
+
+#else
+
+void place_near(const std::vector<NativeDevice>&) { log::info("placement: not bound (built without hwloc)"); }
+
+#endif
+
+}  // namespace hivecl::proxy

@@ -1,0 +1,49 @@
+#include "transport/shared_segment.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace hivecl::transport {
+
+std::unique_ptr<SharedSegment> SharedSegment::map(int fd, size_t size) {
+  struct stat info {};
+  void* data = MAP_FAILED;
+  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) >= size && size > 0)
+    data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (data == MAP_FAILED) {
+    close(fd);
+    return nullptr;
+  }
+  return std::unique_ptr<SharedSegment>(
+      new SharedSegment(fd, static_cast<std::byte*>(data), size, static_cast<uint64_t>(info.st_ino)));
+}
+
+std::unique_ptr<SharedSegment> SharedSegment::create(size_t size) {
+  const int fd = memfd_create("hivecl-host-memory", MFD_CLOEXEC);
+  if (fd < 0) return nullptr;
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    close(fd);
+    return nullptr;
+  }
+  return map(fd, size);
+}
+
+std::unique_ptr<SharedSegment> SharedSegment::attach(pid_t owner, int fd, uint64_t inode, size_t size) {
+  const std::string path = "/proc/" + std::to_string(owner) + "/fd/" + std::to_string(fd);
+  const int own_fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (own_fd < 0) return nullptr;
+  auto segment = map(own_fd, size);
+  if (segment && segment->inode() != inode) return nullptr;  // not the file the client meant
+  return segment;
+}
+
+SharedSegment::~SharedSegment() {
+  munmap(data_, size_);
+  close(fd_);
+}
+
+}  // namespace hivecl::transport
