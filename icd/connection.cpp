@@ -30,11 +30,21 @@ std::shared_ptr<Incoming> Incoming::start(transport::Engine& engine, const trans
 
 cl_int Incoming::wait() const {
   if (chunks_->wait() != OpStatus::done || trailer_.wait() != OpStatus::done) return peer_lost_status;
-  return device_status_ < 0 ? device_status_ : CL_SUCCESS;
+  if (device_status_ < 0) return device_status_;
+  finish();
+  return CL_SUCCESS;
 }
 
 bool Incoming::arrived() const {
-  return chunks_->status() != OpStatus::pending && trailer_.status() != OpStatus::pending;
+  if (chunks_->status() == OpStatus::pending || trailer_.status() == OpStatus::pending) return false;
+  if (chunks_->status() == OpStatus::done && trailer_.status() == OpStatus::done && device_status_ >= 0) finish();
+  return true;
+}
+
+void Incoming::finish() const {
+  std::call_once(finished_, [this] {
+    if (finish_) finish_();
+  });
 }
 
 Connection::Connection(Cluster& cluster, transport::Engine& engine, ProxyRecord record)

@@ -31,8 +31,15 @@ class Incoming {
   // Waits for the data; the device's status of the read, or peer_lost_status.
   cl_int wait() const;
   bool arrived() const;
+  // A step the data needs before the application may see it (unpacking a rectangle): run once,
+  // by the first thread that sees the data arrive. Set before the read is shared.
+  void finish_with(std::function<void()> finish) { finish_ = std::move(finish); }
 
  private:
+  void finish() const;
+
+  std::function<void()> finish_;
+  mutable std::once_flag finished_;
   std::shared_ptr<transport::Transfer> chunks_;
   int32_t device_status_ = CL_SUCCESS;
   transport::Completion trailer_;

@@ -274,9 +274,20 @@ CL_API_ENTRY cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_
 }
 
 CL_API_ENTRY cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel, cl_int* errcode_ret) {
-  return guarded_create(errcode_ret, [&]() -> cl_kernel {
+  return guarded_create(errcode_ret, [&] {
     checked(source_kernel);
-    throw ClError{CL_INVALID_OPERATION};  // not yet: the OpenCL 1.2 completeness issue
+    auto clone = new_kernel(source_kernel->program.get(), source_kernel->connection->new_id());
+    // Under the lock, so the arguments the proxy clones are those the copied record says it has.
+    std::lock_guard lock(source_kernel->args_mutex);
+    source_kernel->connection->call<CloneKernel>({.id = clone->id, .source = source_kernel->id});
+    clone->args = source_kernel->args;
+    // A failed detached launch leaves the parent's (so the clone's) native arguments unknown.
+    if (source_kernel->args_in_doubt->load()) {
+      for (KernelArgSlot& slot : clone->args) slot.launched.reset();
+    } else {
+      clone->accepted_shapes = source_kernel->accepted_shapes;
+    }
+    return publish(clone.release());
   });
 }
 

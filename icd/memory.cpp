@@ -3,6 +3,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
 
 #include "icd/api.hpp"
 
@@ -96,6 +101,61 @@ cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl
   return publish(mem.release());
 }
 
+// The flags of a sub-buffer: what it asks for, checked against its parent's, and what it inherits.
+cl_mem_flags sub_buffer_flags(cl_mem_flags parent, cl_mem_flags flags) {
+  constexpr cl_mem_flags host_pointer_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+  const auto conflicts = [&](cl_mem_flags in_parent, cl_mem_flags refused) {
+    return (parent & in_parent) && (flags & refused);
+  };
+  if ((flags & ~(access_flags | host_access_flags)) || !at_most_one(flags, access_flags) ||
+      !at_most_one(flags, host_access_flags) ||
+      conflicts(CL_MEM_WRITE_ONLY, CL_MEM_READ_WRITE | CL_MEM_READ_ONLY) ||
+      conflicts(CL_MEM_READ_ONLY, CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY) ||
+      conflicts(CL_MEM_HOST_WRITE_ONLY, CL_MEM_HOST_READ_ONLY) ||
+      conflicts(CL_MEM_HOST_READ_ONLY, CL_MEM_HOST_WRITE_ONLY) ||
+      conflicts(CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY))
+    throw ClError{CL_INVALID_VALUE};
+  cl_mem_flags inherited = parent & host_pointer_flags;
+  if (!(flags & access_flags)) inherited |= parent & access_flags;
+  if (!(flags & host_access_flags)) inherited |= parent & host_access_flags;
+  return flags | inherited;
+}
+
+// Whether `origin` suits CL_DEVICE_MEM_BASE_ADDR_ALIGN (in bits) of a device of the context.
+bool aligned_for_a_device(const _cl_context* context, size_t origin) {
+  return std::any_of(context->devices.begin(), context->devices.end(), [&](cl_device_id device) {
+    const auto& value = device->info.at(CL_DEVICE_MEM_BASE_ADDR_ALIGN).value;
+    cl_uint bits = 8;
+    std::memcpy(&bits, value.data(), std::min(value.size(), sizeof bits));
+    const size_t bytes = std::max<size_t>(bits / 8, 1);
+    return origin % bytes == 0;
+  });
+}
+
+cl_mem create_sub_buffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type type, const void* info) {
+  _cl_mem* parent = checked(buffer);
+  if (parent->parent) throw ClError{CL_INVALID_MEM_OBJECT};
+  const cl_mem_flags effective = sub_buffer_flags(parent->flags, flags);
+  if (type != CL_BUFFER_CREATE_TYPE_REGION || !info) throw ClError{CL_INVALID_VALUE};
+  cl_buffer_region region{};
+  std::memcpy(&region, info, sizeof region);
+  if (region.origin > parent->size || region.size > parent->size - region.origin) throw ClError{CL_INVALID_VALUE};
+  if (region.size == 0) throw ClError{CL_INVALID_BUFFER_SIZE};
+  if (!aligned_for_a_device(parent->context.get(), region.origin)) throw ClError{CL_MISALIGNED_SUB_BUFFER_OFFSET};
+  auto mem = std::make_unique<_cl_mem>();
+  mem->connection = parent->connection;
+  mem->id = parent->connection->new_id();
+  mem->context = parent->context;
+  mem->parent = Ref<_cl_mem>(parent);
+  mem->origin = region.origin;
+  mem->flags = effective;
+  mem->size = region.size;
+  if (parent->host_ptr) mem->host_ptr = static_cast<std::byte*>(parent->host_ptr) + region.origin;
+  parent->connection->call<CreateSubBuffer>(
+      {.id = mem->id, .parent = parent->id, .flags = flags & access_flags, .origin = region.origin, .size = region.size});
+  return publish(mem.release());
+}
+
 // The buffer argument of a transfer: a live buffer (not an image) of the queue's context.
 _cl_mem* transfer_buffer(const EnqueuedCommand& command, cl_mem buffer) {
   _cl_mem* mem = transfer_mem(command, buffer);
@@ -155,6 +215,109 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
   command.complete(type);
 }
 
+// --- rectangular transfers ---
+
+// A row pitch and slice pitch as a rectangle uses them: 0 means packed; others are checked.
+std::pair<size_t, size_t> rect_pitches(const size_t* region, size_t row_pitch, size_t slice_pitch) {
+  if (row_pitch == 0) row_pitch = region[0];
+  if (row_pitch < region[0]) throw ClError{CL_INVALID_VALUE};
+  size_t least_slice = 0;
+  if (__builtin_mul_overflow(region[1], row_pitch, &least_slice)) throw ClError{CL_INVALID_VALUE};
+  if (slice_pitch == 0) slice_pitch = least_slice;
+  if (slice_pitch < least_slice || slice_pitch % row_pitch != 0) throw ClError{CL_INVALID_VALUE};
+  return {row_pitch, slice_pitch};
+}
+
+// One past the last byte a box reaches; ClError(CL_INVALID_VALUE) past the end of size_t.
+size_t box_end(const size_t* origin, const size_t* region, size_t row_pitch, size_t slice_pitch) {
+  size_t slices = 0, rows = 0, end = 0;
+  if (__builtin_add_overflow(origin[2], region[2] - 1, &slices) ||
+      __builtin_mul_overflow(slices, slice_pitch, &slices) || __builtin_add_overflow(origin[1], region[1] - 1, &rows) ||
+      __builtin_mul_overflow(rows, row_pitch, &rows) || __builtin_add_overflow(slices, rows, &end) ||
+      __builtin_add_overflow(end, origin[0], &end) || __builtin_add_overflow(end, region[0], &end))
+    throw ClError{CL_INVALID_VALUE};
+  return end;
+}
+
+void check_region(const size_t* origin, const size_t* region) {
+  if (!origin || !region || region[0] == 0 || region[1] == 0 || region[2] == 0) throw ClError{CL_INVALID_VALUE};
+}
+
+// The buffer side of a rectangular transfer, inside the buffer.
+BufferBox buffer_box(const _cl_mem* mem, const size_t* origin, const size_t* region, size_t row_pitch,
+                     size_t slice_pitch) {
+  check_region(origin, region);
+  const auto [row, slice] = rect_pitches(region, row_pitch, slice_pitch);
+  if (box_end(origin, region, row, slice) > mem->size) throw ClError{CL_INVALID_VALUE};
+  return {.origin = {origin[0], origin[1], origin[2]}, .region = {region[0], region[1], region[2]},
+          .row_pitch = row, .slice_pitch = slice};
+}
+
+// The application's side of a rectangular transfer: its memory, box and pitches.
+struct HostBox {
+  std::byte* base;
+  size_t origin[3];
+  size_t region[3];
+  size_t row_pitch;
+  size_t slice_pitch;
+
+  size_t packed_bytes() const { return region[0] * region[1] * region[2]; }
+  // Calls `row(host_row, packed_row)` for every row of the box.
+  template <class Row>
+  void for_each_row(std::byte* packed, Row row) const {
+    for (size_t z = 0; z < region[2]; ++z)
+      for (size_t y = 0; y < region[1]; ++y)
+        row(base + (origin[2] + z) * slice_pitch + (origin[1] + y) * row_pitch + origin[0],
+            packed + (z * region[1] + y) * region[0]);
+  }
+};
+
+HostBox host_box(void* ptr, const size_t* origin, const size_t* region, size_t row_pitch, size_t slice_pitch) {
+  check_region(origin, region);
+  if (!ptr) throw ClError{CL_INVALID_VALUE};
+  const auto [row, slice] = rect_pitches(region, row_pitch, slice_pitch);
+  box_end(origin, region, row, slice);
+  return {static_cast<std::byte*>(ptr), {origin[0], origin[1], origin[2]}, {region[0], region[1], region[2]}, row,
+          slice};
+}
+
+// The host pitches are applied here, where the application's memory is: the data travels packed,
+// and a read unpacks it once it has arrived, before the application can see the command complete.
+void read_rect_into(EnqueuedCommand& command, const _cl_mem* mem, const BufferBox& box, const HostBox& host,
+                    bool blocking) {
+  auto packed = std::make_shared<std::vector<std::byte>>(host.packed_bytes());
+  Connection* connection = command.connection();
+  uint64_t sequence = 0;
+  connection->call<ReadBufferRect>({.queue = command.queue()->id, .mem = mem->id, .box = box, .tail = command.tail(),
+                                    .host_address = host_address(connection, packed->data())},
+                                   {}, &sequence);
+  auto incoming = connection->receive(sequence, packed->data(), packed->size());
+  incoming->finish_with([packed, host] {
+    host.for_each_row(packed->data(), [&](std::byte* row, const std::byte* from) {
+      std::memcpy(row, from, host.region[0]);
+    });
+  });
+  command.queue()->add_pending({incoming, command.position()});
+  command.complete(CL_COMMAND_READ_BUFFER_RECT, incoming);
+  if (blocking) {
+    command.queue()->settle(command.position());
+    check(incoming->wait());
+  }
+}
+
+void write_rect_from(EnqueuedCommand& command, const _cl_mem* mem, const BufferBox& box, const HostBox& host) {
+  command.queue()->settle(command.position());  // the reads it may depend on, as for clEnqueueWriteBuffer
+  std::vector<std::byte> packed(host.packed_bytes());
+  host.for_each_row(packed.data(), [&](const std::byte* row, std::byte* to) { std::memcpy(to, row, host.region[0]); });
+  Connection* connection = command.connection();
+  const uint64_t address = host_address(connection, packed.data());
+  const std::span<const std::byte> bulk(packed.data(), address ? 0 : packed.size());
+  connection->call<WriteBufferRect>(
+      {.queue = command.queue()->id, .mem = mem->id, .box = box, .tail = command.tail(), .host_address = address},
+      bulk);
+  command.complete(CL_COMMAND_WRITE_BUFFER_RECT);
+}
+
 std::byte* mapping_base(_cl_mem* mem) {
   if (mem->host_ptr) return static_cast<std::byte*>(mem->host_ptr);
   std::lock_guard lock(mem->mapping_mutex);
@@ -177,12 +340,10 @@ CL_API_ENTRY cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context context,
   return guarded_create(errcode_ret, [&] { return create_buffer(context, properties, flags, size, host_ptr); });
 }
 
-CL_API_ENTRY cl_mem CL_API_CALL clCreateSubBuffer(cl_mem buffer, cl_mem_flags, cl_buffer_create_type, const void*,
-                                                  cl_int* errcode_ret) {
-  return guarded_create(errcode_ret, [&]() -> cl_mem {
-    checked(buffer);
-    throw ClError{CL_INVALID_OPERATION};  // not yet: the OpenCL 1.2 completeness issue
-  });
+CL_API_ENTRY cl_mem CL_API_CALL clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
+                                                  cl_buffer_create_type buffer_create_type,
+                                                  const void* buffer_create_info, cl_int* errcode_ret) {
+  return guarded_create(errcode_ret, [&] { return create_sub_buffer(buffer, flags, buffer_create_type, buffer_create_info); });
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clRetainMemObject(cl_mem memobj) {
@@ -222,8 +383,9 @@ CL_API_ENTRY cl_int CL_API_CALL clGetMemObjectInfo(cl_mem memobj, cl_mem_info pa
       }
       case CL_MEM_REFERENCE_COUNT: return reply.scalar(memobj->refs.load());
       case CL_MEM_CONTEXT: return reply.scalar(static_cast<cl_context>(memobj->context.get()));
-      case CL_MEM_ASSOCIATED_MEMOBJECT: return reply.scalar(static_cast<cl_mem>(memobj->image_buffer.get()));
-      case CL_MEM_OFFSET: return reply.scalar(size_t{0});
+      case CL_MEM_ASSOCIATED_MEMOBJECT:
+        return reply.scalar(static_cast<cl_mem>(memobj->parent ? memobj->parent.get() : memobj->image_buffer.get()));
+      case CL_MEM_OFFSET: return reply.scalar(memobj->origin);
       case CL_MEM_USES_SVM_POINTER: return reply.scalar(cl_bool{CL_FALSE});
       case CL_MEM_PROPERTIES: return reply.list(memobj->properties);
       default: throw ClError{CL_INVALID_VALUE};
@@ -355,31 +517,58 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue comm
   });
 }
 
-// Rectangular transfers: not yet (the OpenCL 1.2 completeness issue).
-CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem, cl_bool,
-                                                        const size_t*, const size_t*, const size_t*, size_t, size_t,
-                                                        size_t, size_t, void*, cl_uint, const cl_event*, cl_event*) {
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer,
+                                                        cl_bool blocking_read, const size_t* buffer_origin,
+                                                        const size_t* host_origin, const size_t* region,
+                                                        size_t buffer_row_pitch, size_t buffer_slice_pitch,
+                                                        size_t host_row_pitch, size_t host_slice_pitch, void* ptr,
+                                                        cl_uint num_events_in_wait_list,
+                                                        const cl_event* event_wait_list, cl_event* event) {
   return guarded([&] {
-    checked(command_queue);
-    throw ClError{CL_INVALID_OPERATION};
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    const _cl_mem* mem = transfer_buffer(command, buffer);
+    const BufferBox box = buffer_box(mem, buffer_origin, region, buffer_row_pitch, buffer_slice_pitch);
+    const HostBox host = host_box(ptr, host_origin, region, host_row_pitch, host_slice_pitch);
+    check_host_access(mem, true, false);
+    read_rect_into(command, mem, box, host, blocking_read);
   });
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem, cl_bool,
-                                                         const size_t*, const size_t*, const size_t*, size_t, size_t,
-                                                         size_t, size_t, const void*, cl_uint, const cl_event*,
-                                                         cl_event*) {
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer,
+                                                         cl_bool /*blocking: the data is sent before returning*/,
+                                                         const size_t* buffer_origin, const size_t* host_origin,
+                                                         const size_t* region, size_t buffer_row_pitch,
+                                                         size_t buffer_slice_pitch, size_t host_row_pitch,
+                                                         size_t host_slice_pitch, const void* ptr,
+                                                         cl_uint num_events_in_wait_list,
+                                                         const cl_event* event_wait_list, cl_event* event) {
   return guarded([&] {
-    checked(command_queue);
-    throw ClError{CL_INVALID_OPERATION};
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    const _cl_mem* mem = transfer_buffer(command, buffer);
+    const BufferBox box = buffer_box(mem, buffer_origin, region, buffer_row_pitch, buffer_slice_pitch);
+    const HostBox host = host_box(const_cast<void*>(ptr), host_origin, region, host_row_pitch, host_slice_pitch);
+    check_host_access(mem, false, true);
+    write_rect_from(command, mem, box, host);
   });
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem, cl_mem, const size_t*,
-                                                        const size_t*, const size_t*, size_t, size_t, size_t, size_t,
-                                                        cl_uint, const cl_event*, cl_event*) {
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer,
+                                                        cl_mem dst_buffer, const size_t* src_origin,
+                                                        const size_t* dst_origin, const size_t* region,
+                                                        size_t src_row_pitch, size_t src_slice_pitch,
+                                                        size_t dst_row_pitch, size_t dst_slice_pitch,
+                                                        cl_uint num_events_in_wait_list,
+                                                        const cl_event* event_wait_list, cl_event* event) {
   return guarded([&] {
-    checked(command_queue);
-    throw ClError{CL_INVALID_OPERATION};
+    EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
+    const _cl_mem* source = transfer_buffer(command, src_buffer);
+    const _cl_mem* destination = transfer_buffer(command, dst_buffer);
+    const BufferBox from = buffer_box(source, src_origin, region, src_row_pitch, src_slice_pitch);
+    const BufferBox to = buffer_box(destination, dst_origin, region, dst_row_pitch, dst_slice_pitch);
+    // Overlap within one buffer is checked by the device's own implementation.
+    command.connection()->call<CopyBufferRect>({.queue = command.queue()->id, .source = source->id,
+                                                .destination = destination->id, .source_box = from,
+                                                .destination_box = to, .tail = command.tail()});
+    command.complete(CL_COMMAND_COPY_BUFFER_RECT);
   });
 }

@@ -173,7 +173,9 @@ struct _cl_mem : hivecl::icd::Shared<_cl_mem> {
     std::shared_ptr<std::byte[]> storage;
   };
   hivecl::icd::Ref<_cl_context> context;
-  cl_mem_flags flags = 0;  // as the application gave them
+  hivecl::icd::Ref<_cl_mem> parent;  // sub-buffers: kept alive while they are
+  size_t origin = 0;                 // sub-buffers: the offset in the parent
+  cl_mem_flags flags = 0;  // as the application gave them (sub-buffers: with what they inherit)
   size_t size = 0;
   void* host_ptr = nullptr;  // CL_MEM_USE_HOST_PTR only
   std::optional<ImageDescription> image;  // images only

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "icd/api.hpp"
+#include "icd/callbacks.hpp"
 #include "kernels_parser.hpp"
 
 using namespace hivecl;
@@ -39,11 +40,135 @@ void get_binaries(const _cl_program* program, size_t param_value_size, void* par
       std::memcpy(destinations[i], reply.binaries[i].data(), reply.binaries[i].size());
 }
 
-// Kernel arguments are set without asking the proxy where the source tells their kinds (kernel.cpp).
+// Kernel arguments are set without asking the proxy where the source tells their kinds (kernel.cpp);
+// programs made otherwise (binaries, links) leave that to the proxy.
 void remember_signatures(_cl_program* program, const char* options) {
+  if (program->source.empty()) return;
   auto parsed = std::make_shared<const kernels_parser::Program>(kernels_parser::parse(program->source, options));
   std::lock_guard lock(program->parsed_mutex);
   program->parsed = std::move(parsed);
+}
+
+using BuildNotify = void(CL_CALLBACK*)(cl_program, void*);
+
+// The application's notification of a build, compile or link: once, on HiveCL's callback
+// thread, after the program has reached its status (the calls are synchronous).
+void notify_built(_cl_program* program, BuildNotify pfn_notify, void* user_data) {
+  if (!pfn_notify) return;
+  auto hold = std::make_shared<Ref<_cl_program>>(program);
+  CallbackThread::get().post([hold, pfn_notify, user_data] {
+    pfn_notify(hold->get(), user_data);
+    *hold = Ref<_cl_program>();  // the hold ends here, not in the application's thread
+  });
+}
+
+void check_notify(BuildNotify pfn_notify, void* user_data) {
+  if (!pfn_notify && user_data) throw ClError{CL_INVALID_VALUE};
+}
+
+// The devices of a new program: a non-empty list of the context's devices.
+std::vector<cl_device_id> program_devices(const _cl_context* context, cl_uint num_devices,
+                                          const cl_device_id* device_list) {
+  if (num_devices == 0 || !device_list) throw ClError{CL_INVALID_VALUE};
+  std::vector<cl_device_id> devices;
+  for (cl_uint i = 0; i < num_devices; ++i) {
+    if (!device_list[i] || !is_live(device_list[i], HandleKind::device) || !context->has_device(device_list[i]))
+      throw ClError{CL_INVALID_DEVICE};
+    devices.push_back(device_list[i]);
+  }
+  return devices;
+}
+
+std::vector<ObjectId> ids_of(const std::vector<cl_device_id>& devices) {
+  std::vector<ObjectId> ids;
+  for (cl_device_id device : devices) ids.push_back(device->id);
+  return ids;
+}
+
+std::unique_ptr<_cl_program> new_program(_cl_context* context, std::vector<cl_device_id> devices) {
+  auto program = std::make_unique<_cl_program>();
+  program->connection = context->connection;
+  program->id = context->connection->new_id();
+  program->context = Ref<_cl_context>(context);
+  program->devices = std::move(devices);
+  return program;
+}
+
+cl_program create_with_binary(cl_context context, cl_uint num_devices, const cl_device_id* device_list,
+                              const size_t* lengths, const unsigned char** binaries, cl_int* binary_status) {
+  checked(context);
+  auto devices = program_devices(context, num_devices, device_list);
+  if (!lengths || !binaries) throw ClError{CL_INVALID_VALUE};
+  std::vector<Bytes> copies;
+  for (cl_uint i = 0; i < num_devices; ++i) {
+    if (lengths[i] == 0 || !binaries[i]) throw ClError{CL_INVALID_VALUE};
+    const auto* bytes = reinterpret_cast<const std::byte*>(binaries[i]);
+    copies.emplace_back(bytes, bytes + lengths[i]);
+  }
+  auto program = new_program(context, std::move(devices));
+  const auto reply = context->connection->call<CreateProgramWithBinary>(
+      {.id = program->id, .context = context->id, .devices = ids_of(program->devices), .binaries = copies});
+  if (binary_status)
+    for (size_t i = 0; i < num_devices && i < reply.binary_status.size(); ++i) binary_status[i] = reply.binary_status[i];
+  check(reply.status);
+  return publish(program.release());
+}
+
+// The programs a compile or link names: `count` and `list` agree, each is live and of `context`.
+std::vector<ObjectId> program_ids(const _cl_context* context, cl_uint count, const cl_program* list) {
+  if ((count == 0) != (list == nullptr)) throw ClError{CL_INVALID_VALUE};
+  std::vector<ObjectId> ids;
+  for (cl_uint i = 0; i < count; ++i) {
+    if (checked(list[i])->context.get() != context) throw ClError{CL_INVALID_CONTEXT};
+    ids.push_back(list[i]->id);
+  }
+  return ids;
+}
+
+void compile_program(cl_program program, cl_uint num_devices, const cl_device_id* device_list, const char* options,
+                     cl_uint num_input_headers, const cl_program* input_headers, const char** header_include_names,
+                     BuildNotify pfn_notify, void* user_data) {
+  checked(program);
+  check_notify(pfn_notify, user_data);
+  const auto devices = build_devices(program, num_devices, device_list);
+  if ((num_input_headers == 0) != (header_include_names == nullptr)) throw ClError{CL_INVALID_VALUE};
+  const auto headers = program_ids(program->context.get(), num_input_headers, input_headers);
+  std::vector<std::string> names;
+  for (cl_uint i = 0; i < num_input_headers; ++i) {
+    if (!header_include_names[i]) throw ClError{CL_INVALID_VALUE};
+    names.emplace_back(header_include_names[i]);
+  }
+  cl_int status = CL_SUCCESS;
+  try {
+    program->connection->call<CompileProgram>({.program = program->id, .devices = devices,
+                                               .options = options ? options : "", .headers = headers,
+                                               .header_names = names});
+  } catch (const ClError& error) {
+    status = error.code;
+  }
+  notify_built(program, pfn_notify, user_data);
+  check(status);
+}
+
+// The linked program (or none) and the link's status: a failed link may still make one, for its log.
+std::pair<cl_program, cl_int> link_program(cl_context context, cl_uint num_devices, const cl_device_id* device_list,
+                                           const char* options, cl_uint num_input_programs,
+                                           const cl_program* input_programs, BuildNotify pfn_notify,
+                                           void* user_data) {
+  checked(context);
+  check_notify(pfn_notify, user_data);
+  if ((num_devices == 0) != (device_list == nullptr)) throw ClError{CL_INVALID_VALUE};
+  auto devices = num_devices ? program_devices(context, num_devices, device_list) : context->devices;
+  if (num_input_programs == 0) throw ClError{CL_INVALID_VALUE};
+  const auto inputs = program_ids(context, num_input_programs, input_programs);
+  auto program = new_program(context, std::move(devices));
+  const auto reply = context->connection->call<LinkProgram>(
+      {.id = program->id, .context = context->id, .devices = num_devices ? ids_of(program->devices) : std::vector<ObjectId>{},
+       .options = options ? options : "", .inputs = inputs});
+  if (!reply.created) throw ClError{reply.status};
+  cl_program linked = publish(program.release());
+  notify_built(linked, pfn_notify, user_data);
+  return {linked, reply.status};
 }
 
 }  // namespace
@@ -58,11 +183,7 @@ CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithSource(cl_context context
       if (!strings[i]) throw ClError{CL_INVALID_VALUE};
       source.append(strings[i], lengths && lengths[i] ? lengths[i] : std::strlen(strings[i]));
     }
-    auto program = std::make_unique<_cl_program>();
-    program->connection = context->connection;
-    program->id = context->connection->new_id();
-    program->context = Ref<_cl_context>(context);
-    program->devices = context->devices;
+    auto program = new_program(context, context->devices);
     context->connection->call<CreateProgramWithSource>({.id = program->id, .context = context->id, .source = source});
     program->source = std::move(source);
     return publish(program.release());
@@ -74,7 +195,7 @@ CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_d
                                                void(CL_CALLBACK* pfn_notify)(cl_program, void*), void* user_data) {
   return guarded([&] {
     checked(program);
-    if (!pfn_notify && user_data) throw ClError{CL_INVALID_VALUE};
+    check_notify(pfn_notify, user_data);
     const auto devices = build_devices(program, num_devices, device_list);
     cl_int status = CL_SUCCESS;
     try {
@@ -84,8 +205,7 @@ CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_d
       status = error.code;
     }
     if (status == CL_SUCCESS) remember_signatures(program, options ? options : "");
-    // The build is synchronous: the notification comes when it is over, whatever the outcome.
-    if (pfn_notify) pfn_notify(program, user_data);
+    notify_built(program, pfn_notify, user_data);
     check(status);
   });
 }
@@ -129,39 +249,48 @@ CL_API_ENTRY cl_int CL_API_CALL clGetProgramBuildInfo(cl_program program, cl_dev
   });
 }
 
-// Not yet (the OpenCL 1.2 completeness issue): binaries, separate compilation and linking.
-CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithBinary(cl_context context, cl_uint, const cl_device_id*,
-                                                              const size_t*, const unsigned char**, cl_int*,
+CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
+                                                              const cl_device_id* device_list, const size_t* lengths,
+                                                              const unsigned char** binaries, cl_int* binary_status,
                                                               cl_int* errcode_ret) {
-  return guarded_create(errcode_ret, [&]() -> cl_program {
-    checked(context);
-    throw ClError{CL_INVALID_OPERATION};
+  return guarded_create(errcode_ret, [&] {
+    return create_with_binary(context, num_devices, device_list, lengths, binaries, binary_status);
   });
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clCompileProgram(cl_program program, cl_uint, const cl_device_id*, const char*,
-                                                 cl_uint, const cl_program*, const char**,
-                                                 void(CL_CALLBACK*)(cl_program, void*), void*) {
+CL_API_ENTRY cl_int CL_API_CALL clCompileProgram(cl_program program, cl_uint num_devices,
+                                                 const cl_device_id* device_list, const char* options,
+                                                 cl_uint num_input_headers, const cl_program* input_headers,
+                                                 const char** header_include_names,
+                                                 void(CL_CALLBACK* pfn_notify)(cl_program, void*), void* user_data) {
   return guarded([&] {
-    checked(program);
-    throw ClError{CL_INVALID_OPERATION};
+    compile_program(program, num_devices, device_list, options, num_input_headers, input_headers,
+                    header_include_names, pfn_notify, user_data);
   });
 }
 
-CL_API_ENTRY cl_program CL_API_CALL clLinkProgram(cl_context context, cl_uint, const cl_device_id*, const char*,
-                                                  cl_uint, const cl_program*, void(CL_CALLBACK*)(cl_program, void*),
-                                                  void*, cl_int* errcode_ret) {
-  return guarded_create(errcode_ret, [&]() -> cl_program {
-    checked(context);
-    throw ClError{CL_INVALID_OPERATION};
+CL_API_ENTRY cl_program CL_API_CALL clLinkProgram(cl_context context, cl_uint num_devices,
+                                                  const cl_device_id* device_list, const char* options,
+                                                  cl_uint num_input_programs, const cl_program* input_programs,
+                                                  void(CL_CALLBACK* pfn_notify)(cl_program, void*), void* user_data,
+                                                  cl_int* errcode_ret) {
+  std::pair<cl_program, cl_int> linked{nullptr, CL_SUCCESS};
+  const cl_int status = guarded([&] {
+    linked = link_program(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify,
+                          user_data);
   });
+  if (errcode_ret) *errcode_ret = status != CL_SUCCESS ? status : linked.second;
+  return linked.first;
 }
 
-// No device reports built-in kernels (CL_DEVICE_BUILT_IN_KERNELS is empty).
-CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithBuiltInKernels(cl_context context, cl_uint, const cl_device_id*,
-                                                                      const char*, cl_int* errcode_ret) {
+// No device reports built-in kernels (CL_DEVICE_BUILT_IN_KERNELS is empty): every name is unknown.
+CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
+                                                                      const cl_device_id* device_list,
+                                                                      const char* /*kernel_names: none is known*/,
+                                                                      cl_int* errcode_ret) {
   return guarded_create(errcode_ret, [&]() -> cl_program {
     checked(context);
+    program_devices(context, num_devices, device_list);
     throw ClError{CL_INVALID_VALUE};
   });
 }

@@ -32,6 +32,8 @@ template <>
 inline constexpr bool replies_later<protocol::WatchEvent> = true;
 template <>
 inline constexpr bool replies_later<protocol::ReadImage> = true;
+template <>
+inline constexpr bool replies_later<protocol::ReadBufferRect> = true;
 
 namespace p = protocol;
 
@@ -71,6 +73,14 @@ p::CopyImage::Reply execute(Call&, const p::CopyImage::Request&);
 p::FillImage::Reply execute(Call&, const p::FillImage::Request&);
 p::CopyImageBuffer::Reply execute(Call&, const p::CopyImageBuffer::Request&);
 p::CreateSampler::Reply execute(Call&, const p::CreateSampler::Request&);
+p::CreateSubBuffer::Reply execute(Call&, const p::CreateSubBuffer::Request&);
+void execute(Call&, const p::ReadBufferRect::Request&, Replier later);
+p::WriteBufferRect::Reply execute(Call&, const p::WriteBufferRect::Request&);
+p::CopyBufferRect::Reply execute(Call&, const p::CopyBufferRect::Request&);
+p::CreateProgramWithBinary::Reply execute(Call&, const p::CreateProgramWithBinary::Request&);
+p::CompileProgram::Reply execute(Call&, const p::CompileProgram::Request&);
+p::LinkProgram::Reply execute(Call&, const p::LinkProgram::Request&);
+p::CloneKernel::Reply execute(Call&, const p::CloneKernel::Request&);
 
 // --- helpers shared by the executors ---
 

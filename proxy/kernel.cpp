@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "log.hpp"
 #include "proxy/executors.hpp"
@@ -50,8 +51,45 @@ bool all_known(const std::vector<ArgClass>& classes) {
   return std::find(classes.begin(), classes.end(), ArgClass::unknown) == classes.end();
 }
 
-// Argument information needs -cl-kernel-arg-info on some devices: a private build of the same
-// source with the same options and that flag tells, without changing the application's program.
+// The first device's binary of `program` (programs made from binaries or by linking have no source).
+Bytes first_binary(cl_program program) {
+  const Bytes sizes = query_info([&](size_t n, void* v, size_t* r) {
+    return clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, n, v, r);
+  });
+  size_t size = 0;
+  if (sizes.size() < sizeof size) return {};
+  std::memcpy(&size, sizes.data(), sizeof size);
+  Bytes binary(size);
+  std::vector<unsigned char*> pointers(sizes.size() / sizeof size, nullptr);  // NULL: that device's is not wanted
+  pointers.front() = reinterpret_cast<unsigned char*>(binary.data());
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, pointers.size() * sizeof(unsigned char*), pointers.data(),
+                       nullptr) != CL_SUCCESS)
+    return {};
+  return binary;
+}
+
+// A private, unbuilt program with the code of `program`: from its source, or else from its binary.
+cl_program twin_program(cl_program program, cl_context context, cl_device_id device) {
+  const std::string source = text_info(query_info([&](size_t n, void* v, size_t* r) {
+    return clGetProgramInfo(program, CL_PROGRAM_SOURCE, n, v, r);
+  }));
+  cl_int status = CL_SUCCESS;
+  if (!source.empty()) {
+    const char* text = source.c_str();
+    const cl_program twin = clCreateProgramWithSource(context, 1, &text, nullptr, &status);
+    return status == CL_SUCCESS ? twin : nullptr;
+  }
+  const Bytes binary = first_binary(program);
+  if (binary.empty()) return nullptr;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
+  const size_t length = binary.size();
+  const cl_program twin = clCreateProgramWithBinary(context, 1, &device, &length, &bytes, nullptr, &status);
+  return status == CL_SUCCESS ? twin : nullptr;
+}
+
+// Argument information needs -cl-kernel-arg-info on some devices (PoCL): a private build of the
+// same code (source or binary) with the same options and that flag tells, without changing the
+// application's program.
 std::vector<ArgClass> classify_from_rebuild(cl_kernel kernel, cl_uint count) {
   cl_program program = nullptr;
   check(clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof program, &program, nullptr));
@@ -59,9 +97,6 @@ std::vector<ArgClass> classify_from_rebuild(cl_kernel kernel, cl_uint count) {
   check(clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof context, &context, nullptr));
   cl_device_id device = nullptr;
   check(clGetProgramInfo(program, CL_PROGRAM_DEVICES, sizeof device, &device, nullptr));
-  const std::string source = text_info(query_info([&](size_t n, void* v, size_t* r) {
-    return clGetProgramInfo(program, CL_PROGRAM_SOURCE, n, v, r);
-  }));
   const std::string options = text_info(query_info([&](size_t n, void* v, size_t* r) {
     return clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_OPTIONS, n, v, r);
   })) + " -cl-kernel-arg-info";
@@ -69,12 +104,10 @@ std::vector<ArgClass> classify_from_rebuild(cl_kernel kernel, cl_uint count) {
     return clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, n, v, r);
   }));
   std::vector<ArgClass> classes(count, ArgClass::unknown);
-  if (source.empty()) return classes;  // built from a binary: nothing to rebuild from
-  const char* text = source.c_str();
-  cl_int status = CL_SUCCESS;
-  cl_program described = clCreateProgramWithSource(context, 1, &text, nullptr, &status);
-  if (status != CL_SUCCESS) return classes;
+  const cl_program described = twin_program(program, context, device);
+  if (!described) return classes;
   if (clBuildProgram(described, 1, &device, options.c_str(), nullptr, nullptr) == CL_SUCCESS) {
+    cl_int status = CL_SUCCESS;
     cl_kernel twin = clCreateKernel(described, name.c_str(), &status);
     if (status == CL_SUCCESS) {
       classes = classify_all(twin, count);
@@ -163,6 +196,16 @@ CreateKernelsInProgram::Reply execute(Call& call, const CreateKernelsInProgram::
     session.add(request.ids[i], ObjectKind::kernel, kernels[i]);
   }
   return reply;
+}
+
+CloneKernel::Reply execute(Call& call, const CloneKernel::Request& request) {
+  Session& session = call.session;
+  session.check_fresh(request.id);
+  cl_int status = CL_SUCCESS;
+  const cl_kernel clone = clCloneKernel(session.get<cl_kernel>(request.source), &status);
+  check(status);
+  session.add(request.id, ObjectKind::kernel, clone);
+  return {};
 }
 
 DescribeKernelArgs::Reply execute(Call& call, const DescribeKernelArgs::Request& request) {

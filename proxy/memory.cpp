@@ -356,3 +356,137 @@ FillBuffer::Reply execute(Call& call, const FillBuffer::Request& request) {
 }
 
 }  // namespace hivecl::proxy
+
+namespace hivecl::proxy {
+
+using namespace protocol;
+
+CreateSubBuffer::Reply execute(Call& call, const CreateSubBuffer::Request& request) {
+  Session& session = call.session;
+  session.check_fresh(request.id);
+  const cl_mem parent = session.get<cl_mem>(request.parent);
+  const cl_buffer_region region{request.origin, request.size};
+  cl_int status = CL_SUCCESS;
+  const cl_mem mem = clCreateSubBuffer(parent, request.flags, CL_BUFFER_CREATE_TYPE_REGION, &region, &status);
+  check(status);
+  session.add(request.id, ObjectKind::mem, mem);  // its memory is its parent's
+  return {};
+}
+
+namespace {
+
+// The packed host side of a rectangular transfer: its size, checked against what one request
+// may carry, so that a forged region costs no memory.
+uint64_t packed_bytes(Session& session, const BufferBox& box) {
+  if (!box.valid()) throw ClError{CL_INVALID_VALUE};
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(box.region[0], box.region[1], &bytes) ||
+      __builtin_mul_overflow(bytes, box.region[2], &bytes) || bytes == 0 || bytes > session.max_bulk_bytes())
+    throw ClError{CL_INVALID_VALUE};
+  return bytes;
+}
+
+static_assert(sizeof(size_t) == sizeof(uint64_t));
+const size_t* sizes(const std::vector<uint64_t>& values) { return reinterpret_cast<const size_t*>(values.data()); }
+
+// The chunks of a packed transfer, as the client cuts them: `visit(offset, size)` for each.
+template <class Visit>
+void for_each_chunk(Session& session, uint64_t total, Visit visit) {
+  for (uint64_t offset = 0; offset < total; offset += session.chunk_bytes())
+    visit(offset, static_cast<size_t>(std::min<uint64_t>(session.chunk_bytes(), total - offset)));
+}
+
+}  // namespace
+
+namespace {
+
+// What a rectangular read or write needs, checked before any host memory is set aside for it.
+struct RectCommand {
+  Enqueue enqueue;
+  cl_mem mem;
+  std::shared_ptr<HostBuffer> data;  // the packed box
+};
+
+RectCommand prepare_rect(Call& call, const RectTransfer& request) {
+  RectCommand command{prepare_enqueue(call, request.queue, request.tail), call.session.get<cl_mem>(request.mem), {}};
+  check_data_path(call.session, request.host_address);
+  command.data = std::make_shared<HostBuffer>(packed_bytes(call.session, request.box));
+  return command;
+}
+
+}  // namespace
+
+// The packed data arrives whole into host memory of its own, which the native command reads
+// with the packed pitches; it is freed when the command completes.
+WriteBufferRect::Reply execute(Call& call, const WriteBufferRect::Request& request) {
+  Session& session = call.session;
+  const RectCommand command = prepare_rect(call, request);
+  const std::shared_ptr<HostBuffer>& data = command.data;
+  std::vector<std::shared_ptr<transport::Completion>> arriving;
+  for_each_chunk(session, data->size, [&](uint64_t offset, size_t size) {
+    arriving.push_back(session.data_path().fetch(call.sequence, request.host_address, offset,
+                                                 data->data.get() + offset, size));
+  });
+  call.bulk_consumed = true;
+  for (const auto& piece : arriving)
+    if (piece->wait() != transport::OpStatus::done) throw ClError{peer_lost_status};
+  session.statistics().count_to_proxy(data->size);
+  const auto& region = request.box.region;
+  const size_t host_origin[3] = {0, 0, 0};
+  cl_event event = nullptr;
+  const Enqueue& enqueue = command.enqueue;
+  check(clEnqueueWriteBufferRect(enqueue.queue, command.mem, CL_FALSE, sizes(request.box.origin), host_origin,
+                                 sizes(region), request.box.row_pitch, request.box.slice_pitch, region[0],
+                                 region[0] * region[1], data->data.get(), enqueue.wait_count(), enqueue.wait_list(),
+                                 &event));
+  clFlush(enqueue.queue);
+  when_complete(event, [data](cl_int) {});  // holds the data until the device has read it
+  keep_event(call, request.tail.event, event);
+  return {};
+}
+
+// The device fills host memory of its own with the packed box; once it has, the data goes to
+// the client chunk by chunk, then the read's status.
+void execute(Call& call, const ReadBufferRect::Request& request, Replier later) {
+  Session& session = call.session;
+  const RectCommand command = prepare_rect(call, request);
+  const Enqueue& enqueue = command.enqueue;
+  const std::shared_ptr<HostBuffer> data = command.data;
+  const auto& region = request.box.region;
+  const size_t host_origin[3] = {0, 0, 0};
+  cl_event event = nullptr;
+  check(clEnqueueReadBufferRect(enqueue.queue, command.mem, CL_FALSE, sizes(request.box.origin), host_origin, sizes(region),
+                                request.box.row_pitch, request.box.slice_pitch, region[0], region[0] * region[1],
+                                data->data.get(), enqueue.wait_count(), enqueue.wait_list(), &event));
+  clFlush(enqueue.queue);
+  later.reply<ReadBufferRect>(CL_SUCCESS);
+  session.statistics().count_to_client(data->size);
+  DataPath& path = session.data_path();
+  const uint64_t address = request.host_address;
+  const size_t chunk = session.chunk_bytes();
+  when_complete(event, [data, later, &path, address, chunk](cl_int status) {
+    for (uint64_t offset = 0; offset < data->size; offset += chunk) {
+      const size_t size = std::min<uint64_t>(chunk, data->size - offset);
+      path.deliver(later.sequence(), address, offset, data->data.get() + offset, size, [data] {});  // holds it until sent
+    }
+    later.send_status(status < 0 ? status : CL_SUCCESS);
+  });
+  keep_event(call, request.tail.event, event);
+}
+
+CopyBufferRect::Reply execute(Call& call, const CopyBufferRect::Request& request) {
+  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
+  const cl_mem source = call.session.get<cl_mem>(request.source);
+  const cl_mem destination = call.session.get<cl_mem>(request.destination);
+  const BufferBox& from = request.source_box;
+  const BufferBox& to = request.destination_box;
+  if (!from.valid() || !to.valid()) throw ClError{CL_INVALID_VALUE};
+  cl_event event = nullptr;
+  check(clEnqueueCopyBufferRect(enqueue.queue, source, destination, sizes(from.origin), sizes(to.origin),
+                                sizes(from.region), from.row_pitch, from.slice_pitch, to.row_pitch, to.slice_pitch,
+                                enqueue.wait_count(), enqueue.wait_list(), &event));
+  keep_event(call, request.tail.event, event);
+  return {};
+}
+
+}  // namespace hivecl::proxy

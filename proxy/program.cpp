@@ -1,6 +1,10 @@
 // Program family on the proxy side.
 #include <CL/cl.h>
 
+#include <cstring>
+#include <string>
+#include <vector>
+
 #include "proxy/executors.hpp"
 
 namespace hivecl::proxy {
@@ -44,6 +48,72 @@ GetProgramBinaries::Reply execute(Call& call, const GetProgramBinaries::Request&
   check(clGetProgramInfo(program, CL_PROGRAM_BINARIES, pointers.size() * sizeof(unsigned char*), pointers.data(),
                          nullptr));
   return reply;
+}
+
+CreateProgramWithBinary::Reply execute(Call& call, const CreateProgramWithBinary::Request& request) {
+  Session& session = call.session;
+  session.check_fresh(request.id);
+  const cl_context context = session.get<cl_context>(request.context);
+  const auto devices = session.devices(request.devices);
+  if (devices.empty() || request.binaries.size() != devices.size()) throw ClError{CL_INVALID_VALUE};
+  std::vector<size_t> lengths;
+  std::vector<const unsigned char*> binaries;
+  for (const Bytes& binary : request.binaries) {
+    if (binary.empty()) throw ClError{CL_INVALID_VALUE};
+    lengths.push_back(binary.size());
+    binaries.push_back(reinterpret_cast<const unsigned char*>(binary.data()));
+  }
+  std::vector<cl_int> binary_status(devices.size(), CL_SUCCESS);
+  cl_int status = CL_SUCCESS;
+  const cl_program program =
+      clCreateProgramWithBinary(context, static_cast<cl_uint>(devices.size()), devices.data(), lengths.data(),
+                                binaries.data(), binary_status.data(), &status);
+  CreateProgramWithBinary::Reply reply{.status = status, .binary_status = binary_status};
+  if (status == CL_SUCCESS) session.add(request.id, ObjectKind::program, program);
+  return reply;
+}
+
+namespace {
+
+std::vector<cl_program> programs(Session& session, const std::vector<ObjectId>& ids) {
+  std::vector<cl_program> natives;
+  for (ObjectId id : ids) natives.push_back(session.get<cl_program>(id));
+  return natives;
+}
+
+template <class T>
+const T* data_or_null(const std::vector<T>& values) {
+  return values.empty() ? nullptr : values.data();
+}
+
+}  // namespace
+
+CompileProgram::Reply execute(Call& call, const CompileProgram::Request& request) {
+  const cl_program program = call.session.get<cl_program>(request.program);
+  const auto devices = call.session.devices(request.devices);
+  const auto headers = programs(call.session, request.headers);
+  if (headers.size() != request.header_names.size()) throw ClError{CL_INVALID_VALUE};
+  std::vector<const char*> names;
+  for (const std::string& name : request.header_names) names.push_back(name.c_str());
+  check(clCompileProgram(program, static_cast<cl_uint>(devices.size()), data_or_null(devices),
+                         request.options.c_str(), static_cast<cl_uint>(headers.size()), data_or_null(headers),
+                         names.empty() ? nullptr : names.data(), nullptr, nullptr));
+  return {};
+}
+
+LinkProgram::Reply execute(Call& call, const LinkProgram::Request& request) {
+  Session& session = call.session;
+  session.check_fresh(request.id);
+  const cl_context context = session.get<cl_context>(request.context);
+  const auto devices = session.devices(request.devices);
+  const auto inputs = programs(session, request.inputs);
+  if (inputs.empty()) throw ClError{CL_INVALID_VALUE};
+  cl_int status = CL_SUCCESS;
+  const cl_program program =
+      clLinkProgram(context, static_cast<cl_uint>(devices.size()), data_or_null(devices), request.options.c_str(),
+                    static_cast<cl_uint>(inputs.size()), inputs.data(), nullptr, nullptr, &status);
+  if (program) session.add(request.id, ObjectKind::program, program);
+  return {.created = program != nullptr, .status = status};
 }
 
 }  // namespace hivecl::proxy

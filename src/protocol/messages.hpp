@@ -39,7 +39,11 @@ enum class FrameKind : uint8_t { request, reply };
   X(WaitForEvents) X(CreateUserEvent) X(SetUserEventStatus) X(WatchEvent)                                  \
   X(ForgetSegment)                                                                                           \
   /* images and samplers */ X(GetSupportedImageFormats) X(CreateImage) X(ReadImage) X(WriteImage)           \
-  X(CopyImage) X(FillImage) X(CopyImageBuffer) X(CreateSampler)
+  X(CopyImage) X(FillImage) X(CopyImageBuffer) X(CreateSampler)                                       \
+  /* OpenCL 1.2 completeness (issue 4): sub-buffers, rectangular transfers, binaries, separate */             \
+  /* compilation and linking, kernel clones */                                                                \
+  X(CreateSubBuffer) X(ReadBufferRect) X(WriteBufferRect) X(CopyBufferRect)                                  \
+  X(CreateProgramWithBinary) X(CompileProgram) X(LinkProgram) X(CloneKernel)
 
 enum class Opcode : uint16_t {
 #define HIVECL_OPCODE(name) name,
@@ -295,6 +299,71 @@ struct EnqueueMarker {
   using Reply = Empty;
 };
 
+// clCreateSubBuffer (CL_BUFFER_CREATE_TYPE_REGION), checked by the client against its parent.
+struct CreateSubBuffer {
+  HIVECL_MESSAGE(CreateSubBuffer, true, Bulk::none)
+  struct Request {
+    ObjectId id = no_object;
+    ObjectId parent = no_object;
+    uint64_t flags = 0;  // access flags only: host access is enforced by the client
+    uint64_t origin = 0;
+    uint64_t size = 0;
+    HIVECL_FIELDS(id, parent, flags, origin, size)
+  };
+  using Reply = Empty;
+};
+
+// A box of a buffer: origin and region in bytes, rows and slices, with the buffer's pitches.
+// The host side of a rectangular transfer always travels packed (row pitch region[0], slice
+// pitch region[0] * region[1]): the side that holds the host pointer applies its pitches.
+struct BufferBox {
+  std::vector<uint64_t> origin;  // 3 values
+  std::vector<uint64_t> region;  // 3 values
+  uint64_t row_pitch = 0;
+  uint64_t slice_pitch = 0;
+  HIVECL_FIELDS(origin, region, row_pitch, slice_pitch)
+  bool valid() const { return origin.size() == 3 && region.size() == 3; }
+  uint64_t packed_bytes() const { return valid() ? region[0] * region[1] * region[2] : 0; }
+};
+
+// A rectangular read or write: the packed data follows the request (writes) or the reply,
+// once the device has produced it, then the status (reads).
+struct RectTransfer {
+  ObjectId queue = no_object;
+  ObjectId mem = no_object;
+  BufferBox box;
+  EnqueueTail tail;
+  uint64_t host_address = 0;  // the memory data path: the client's packed copy; 0: over MPI
+  HIVECL_FIELDS(queue, mem, box, tail, host_address)
+  uint64_t bulk_bytes() const { return host_address ? 0 : box.packed_bytes(); }
+};
+
+struct ReadBufferRect {
+  HIVECL_MESSAGE(ReadBufferRect, true, Bulk::from_proxy)
+  using Request = RectTransfer;
+  using Reply = Empty;
+};
+
+struct WriteBufferRect {
+  HIVECL_MESSAGE(WriteBufferRect, true, Bulk::to_proxy)
+  using Request = RectTransfer;
+  using Reply = Empty;
+};
+
+struct CopyBufferRect {
+  HIVECL_MESSAGE(CopyBufferRect, true, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId source = no_object;
+    ObjectId destination = no_object;
+    BufferBox source_box;       // its region is the copy's
+    BufferBox destination_box;  // its origin and pitches
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, source, destination, source_box, destination_box, tail)
+  };
+  using Reply = Empty;
+};
+
 // --- programs and kernels ---------------------------------------------------------
 
 struct CreateProgramWithSource {
@@ -328,6 +397,55 @@ struct GetProgramBinaries {
   struct Reply {
     std::vector<Bytes> binaries;  // one per device of the program, in CL_PROGRAM_DEVICES order
     HIVECL_FIELDS(binaries)
+  };
+};
+
+// Replied with the call's status and each device's binary status, which a failed call reports too.
+struct CreateProgramWithBinary {
+  HIVECL_MESSAGE(CreateProgramWithBinary, true, Bulk::none)
+  struct Request {
+    ObjectId id = no_object;
+    ObjectId context = no_object;
+    std::vector<ObjectId> devices;
+    std::vector<Bytes> binaries;  // one per device
+    HIVECL_FIELDS(id, context, devices, binaries)
+  };
+  struct Reply {
+    int32_t status = 0;  // the call's: CL_SUCCESS when the program was made
+    std::vector<int32_t> binary_status;
+    HIVECL_FIELDS(status, binary_status)
+  };
+};
+
+struct CompileProgram {
+  HIVECL_MESSAGE(CompileProgram, true, Bulk::none)
+  struct Request {
+    ObjectId program = no_object;
+    std::vector<ObjectId> devices;  // empty: every device of the program's context
+    std::string options;
+    std::vector<ObjectId> headers;  // programs made from source
+    std::vector<std::string> header_names;
+    HIVECL_FIELDS(program, devices, options, headers, header_names)
+  };
+  using Reply = Empty;
+};
+
+// A link that fails with CL_LINK_PROGRAM_FAILURE still makes a program (for its build log):
+// the reply says whether one was made under `id` and the link's own status.
+struct LinkProgram {
+  HIVECL_MESSAGE(LinkProgram, true, Bulk::none)
+  struct Request {
+    ObjectId id = no_object;
+    ObjectId context = no_object;
+    std::vector<ObjectId> devices;  // empty: every device of the context
+    std::string options;
+    std::vector<ObjectId> inputs;
+    HIVECL_FIELDS(id, context, devices, options, inputs)
+  };
+  struct Reply {
+    bool created = false;
+    int32_t status = 0;
+    HIVECL_FIELDS(created, status)
   };
 };
 
@@ -427,6 +545,18 @@ struct EnqueueNDRangeKernel {
     EnqueueTail tail;
     bool detached = false;
     HIVECL_FIELDS(queue, kernel, args, work_dim, global_offset, global_size, local_size, tail, detached)
+  };
+  using Reply = Empty;
+};
+
+// clCloneKernel: the native clone carries the arguments the proxy last applied; the client
+// copies its own record of them.
+struct CloneKernel {
+  HIVECL_MESSAGE(CloneKernel, true, Bulk::none)
+  struct Request {
+    ObjectId id = no_object;
+    ObjectId source = no_object;
+    HIVECL_FIELDS(id, source)
   };
   using Reply = Empty;
 };
