@@ -2,9 +2,14 @@
 
 #include <dlfcn.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 #include "log.hpp"
+#include "node.hpp"
 #include "transport/mpi_defaults.hpp"
 #include "transport/rendezvous.hpp"
 
@@ -19,12 +24,14 @@ Cluster& Cluster::get() {
 Cluster::Cluster() : config_(hivecl::config()) {
   log::set_role("hivecl");
   if (std::getenv("HIVECL_IN_PROXY")) return;
-  for (auto& record : transport::discover_proxies(config_.cluster_dir)) {
-    if (!config_.uses_node(record.node)) continue;
-    auto connection = std::make_unique<Connection>(*this, engine_, record);
-    for (const auto& device : record.devices)
-      devices_.push_back(make_device(connection.get(), device, record.node));
-    connections_.push_back(std::move(connection));
+  const auto records = transport::discover_proxies(config_.cluster_dir);
+  if (wants_in_process(records)) open_in_process();
+  // This node's devices are shown once: in-process, or through its proxy, or (hidden) not at all.
+  const bool skip_this_node = in_process_ || config_.local_devices == "hidden";
+  for (const auto& record : records) {
+    if (!config_.uses_node(record.node) || (skip_this_node && record.node == node_name())) continue;
+    add_connection(std::make_unique<Connection>(*this, engine_, record), record.devices);
+    ++remote_connections_;
   }
   if (devices_.empty()) {
     log::debug("no proxy in ", config_.cluster_dir, ": HiveCL offers no platform");
@@ -35,10 +42,55 @@ Cluster::Cluster() : config_(hivecl::config()) {
     register_handle(device.get(), HandleKind::device);
     device_handles_.push_back(device.get());
   }
-  log::debug("cluster ", config_.cluster_dir, ": ", connections_.size(), " proxies, ", devices_.size(), " devices");
+  log::debug("cluster ", config_.cluster_dir, ": ", remote_connections_, " proxies, ", devices_.size(), " devices",
+             in_process_ ? " (with this node's in-process)" : "");
+}
+
+void Cluster::add_connection(std::unique_ptr<Connection> connection,
+                             const std::vector<protocol::DeviceRecord>& devices) {
+  for (const auto& device : devices) devices_.push_back(make_device(connection.get(), device, connection->record().node));
+  connections_.push_back(std::move(connection));
+}
+
+bool Cluster::wants_in_process(const std::vector<protocol::ProxyRecord>& records) const {
+  if (!config_.uses_node(node_name())) return false;
+  if (config_.local_devices == "in-process") return true;
+  const bool proxy_here = std::any_of(records.begin(), records.end(),
+                                      [](const auto& record) { return record.node == node_name(); });
+  return config_.local_devices == "auto" && !proxy_here;
+}
+
+void Cluster::open_in_process() {
+  // The executors' cl* calls must reach the native runtime through the OpenCL loader; in a
+  // program linked to libhivecl itself they would reach libhivecl again.
+  // (dlsym on the program's handle searches the global scope, as libhivecl-local's relocations do.)
+  void* program = ::dlopen(nullptr, RTLD_NOW);
+  if (program && ::dlsym(program, "clGetDeviceIDs") == reinterpret_cast<void*>(&clGetDeviceIDs)) {
+    log::info("in-process devices: off in a program linked to libhivecl without an OpenCL loader");
+    return;
+  }
+  Dl_info self{};
+  if (!::dladdr(reinterpret_cast<void*>(&clIcdGetPlatformIDsKHR), &self) || !self.dli_fname) return;
+  const auto path = std::filesystem::path(self.dli_fname).parent_path() / "libhivecl-local.so";
+  void* library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  const auto entry = library ? reinterpret_cast<transport::InProcessEntry>(
+                                   ::dlsym(library, transport::in_process_entry_name))
+                             : nullptr;
+  if (!entry) {
+    log::warn("in-process devices: cannot load ", path.string(), library ? "" : ": ", library ? "" : ::dlerror());
+    return;
+  }
+  in_process_.reset(entry(config_, reinterpret_cast<const void*>(&clIcdGetPlatformIDsKHR)));
+  if (!in_process_) return;
+  protocol::ProxyRecord record;
+  record.node = node_name();
+  record.pid = static_cast<int32_t>(::getpid());
+  add_connection(std::make_unique<Connection>(*this, engine_, record, *in_process_), in_process_->devices());
+  log::debug("in-process: ", in_process_->devices().size(), " devices of this node");
 }
 
 void Cluster::start_mpi() {
+  if (remote_connections_ == 0) return;
   std::call_once(mpi_start_, [this] {
     monitor_ = std::make_unique<transport::WatchdogMonitor>();
     std::atexit([] { Cluster::get().shutdown(); });

@@ -22,8 +22,8 @@ class Cluster {
  public:
   static Cluster& get();
 
-  // False inside hivecl-proxy and when the rendezvous directory lists no proxy: then
-  // HiveCL reports no platform and never touches MPI.
+  // False inside hivecl-proxy and when neither the rendezvous directory lists a proxy nor
+  // this node has devices to serve in-process: then HiveCL reports no platform.
   bool serving() const { return !devices_.empty(); }
   cl_platform_id platform() { return &platform_; }
   const std::vector<cl_device_id>& devices() const { return device_handles_; }
@@ -31,7 +31,8 @@ class Cluster {
   transport::Engine& engine() { return engine_; }
   transport::WatchdogMonitor& monitor() { return *monitor_; }  // exists once MPI was started
 
-  // MPI starts in the background (at the first device query with eager_mpi_init) or on demand.
+  // MPI starts in the background (at the first device query with eager_mpi_init) or on demand;
+  // never in a process that uses no proxy (in-process devices only).
   void start_mpi();
   // Blocks until MPI is up; false if it could not be initialised.
   bool wait_mpi();
@@ -42,13 +43,20 @@ class Cluster {
 
  private:
   Cluster();
+  // Whether this node's devices are served in-process (the local_devices setting).
+  bool wants_in_process(const std::vector<protocol::ProxyRecord>& records) const;
+  // Loads libhivecl-local.so and adds the devices it serves, first in the platform.
+  void open_in_process();
+  void add_connection(std::unique_ptr<Connection> connection, const std::vector<protocol::DeviceRecord>& devices);
   bool init_mpi();
   void finalize_mpi();
   void watch_application_finalize();
 
   Config config_;
   _cl_platform_id platform_;
+  std::unique_ptr<transport::InProcessBackend> in_process_;
   std::vector<std::unique_ptr<Connection>> connections_;
+  size_t remote_connections_ = 0;
   std::vector<std::unique_ptr<_cl_device_id>> devices_;
   std::vector<cl_device_id> device_handles_;
   transport::Engine engine_;

@@ -28,16 +28,24 @@ std::shared_ptr<Incoming> Incoming::start(transport::Engine& engine, const trans
   return incoming;
 }
 
+std::shared_ptr<Incoming> Incoming::status_only() { return std::shared_ptr<Incoming>(new Incoming); }
+
+void Incoming::complete(cl_int status) {
+  device_status_ = status;
+  trailer_.complete(OpStatus::done);
+}
+
 cl_int Incoming::wait() const {
-  if (chunks_->wait() != OpStatus::done || trailer_.wait() != OpStatus::done) return peer_lost_status;
+  if ((chunks_ && chunks_->wait() != OpStatus::done) || trailer_.wait() != OpStatus::done) return peer_lost_status;
   if (device_status_ < 0) return device_status_;
   finish();
   return CL_SUCCESS;
 }
 
 bool Incoming::arrived() const {
-  if (chunks_->status() == OpStatus::pending || trailer_.status() == OpStatus::pending) return false;
-  if (chunks_->status() == OpStatus::done && trailer_.status() == OpStatus::done && device_status_ >= 0) finish();
+  const OpStatus chunks = chunks_ ? chunks_->status() : OpStatus::done;
+  if (chunks == OpStatus::pending || trailer_.status() == OpStatus::pending) return false;
+  if (chunks == OpStatus::done && trailer_.status() == OpStatus::done && device_status_ >= 0) finish();
   return true;
 }
 
@@ -49,6 +57,15 @@ void Incoming::finish() const {
 
 Connection::Connection(Cluster& cluster, transport::Engine& engine, ProxyRecord record)
     : cluster_(cluster), engine_(engine), chunk_bytes_(cluster.config().chunk_bytes), record_(std::move(record)) {}
+
+Connection::Connection(Cluster& cluster, transport::Engine& engine, ProxyRecord record,
+                       transport::InProcessBackend& backend)
+    : Connection(cluster, engine, std::move(record)) {
+  in_process_ = &backend;
+  data_path_ = transport::DataPath::in_process;
+  backend.open(*this);
+  connected_ = true;
+}
 
 namespace {
 
@@ -140,7 +157,8 @@ void Connection::accept_hello_reply(const Bytes& frame) {
   chunk_bytes_ = reply.chunk_bytes;
 }
 
-uint64_t Connection::send_request(Opcode opcode, const Bytes& body, const std::shared_ptr<PendingReply>& pending) {
+uint64_t Connection::send_request(Opcode opcode, const Bytes& body, const std::shared_ptr<PendingReply>& pending,
+                                  std::span<const std::byte> bulk) {
   const uint64_t sequence = next_sequence_++;
   Bytes frame = to_bytes(FrameHeader{.opcode = opcode, .kind = FrameKind::request, .sequence = sequence});
   frame.insert(frame.end(), body.begin(), body.end());
@@ -148,9 +166,13 @@ uint64_t Connection::send_request(Opcode opcode, const Bytes& body, const std::s
     std::lock_guard lock(pending_mutex_);
     if (lost_) throw ClError{peer_lost_status};
     pending_.emplace(sequence, pending);
-    link_->expect(1);
+    if (link_) link_->expect(1);
   }
-  engine_.send(link_, transport::control_tag, std::move(frame));
+  if (in_process_) {
+    in_process_->run(frame, bulk);  // the reply, if any, has come back through on_frame
+  } else {
+    engine_.send(link_, transport::control_tag, std::move(frame));
+  }
   requests_sent_.fetch_add(1, std::memory_order_relaxed);
   return sequence;
 }
@@ -170,7 +192,7 @@ void Connection::on_control(Bytes&& frame) {
     if (it == pending_.end()) return;
     pending = std::move(it->second);
     pending_.erase(it);
-    link_->expect(-1);
+    if (link_) link_->expect(-1);
   }
   pending->header = header;
   pending->frame = std::move(frame);
@@ -179,8 +201,24 @@ void Connection::on_control(Bytes&& frame) {
 }
 
 std::shared_ptr<Incoming> Connection::receive(uint64_t sequence, void* data, size_t size) {
-  return Incoming::start(engine_, link_, sequence, data, moves_by_memory() ? 0 : size, chunk_bytes_);
+  if (!in_process_) return Incoming::start(engine_, link_, sequence, data, moves_by_memory() ? 0 : size, chunk_bytes_);
+  return take_status(sequence);
 }
+
+// In-process: whichever of the status and receive() comes second takes the entry away.
+std::shared_ptr<Incoming> Connection::take_status(uint64_t sequence) {
+  std::lock_guard lock(statuses_mutex_);
+  const auto [it, fresh] = statuses_.try_emplace(sequence);
+  if (!fresh) {
+    auto incoming = std::move(it->second);
+    statuses_.erase(it);
+    return incoming;
+  }
+  it->second = Incoming::status_only();
+  return it->second;
+}
+
+void Connection::on_status(uint64_t sequence, cl_int status) { take_status(sequence)->complete(status); }
 
 void Connection::lose(const char* why, log::Level level) {
   if (lost_.exchange(true)) return;
@@ -202,6 +240,11 @@ void Connection::lose(const char* why, log::Level level) {
 
 void Connection::shutdown() {
   if (!connected_ || lost_) return;
+  if (in_process_) {
+    leaving_ = true;  // the session ends with the process (transport/in_process.hpp)
+    lose("the application is exiting", log::Level::debug);
+    return;
+  }
   leaving_ = true;  // the proxy closes the watchdog connection after Goodbye: no news then
   try {
     auto pending = std::make_shared<PendingReply>();

@@ -14,8 +14,9 @@
 #include "cl_error.hpp"
 #include "log.hpp"
 #include "protocol/messages.hpp"
-#include "transport/watchdog.hpp"
 #include "transport/engine.hpp"
+#include "transport/in_process.hpp"
+#include "transport/watchdog.hpp"
 #include "transport/peer_memory.hpp"
 #include "transport/tags.hpp"
 
@@ -28,6 +29,9 @@ class Incoming {
  public:
   static std::shared_ptr<Incoming> start(transport::Engine& engine, const transport::LinkPtr& link, uint64_t sequence,
                                          void* data, size_t size, size_t chunk);
+  // In-process: the native runtime writes the data itself; only the status comes (complete()).
+  static std::shared_ptr<Incoming> status_only();
+  void complete(cl_int status);
   // Waits for the data; the device's status of the read, or peer_lost_status.
   cl_int wait() const;
   bool arrived() const;
@@ -45,9 +49,14 @@ class Incoming {
   transport::Completion trailer_;
 };
 
-class Connection {
+// A connection either to a proxy over MPI, or to the in-process session of this process's
+// own devices (transport/in_process.hpp): the same frames, run in the calling thread.
+class Connection final : transport::InProcessClient {
  public:
   Connection(Cluster& cluster, transport::Engine& engine, protocol::ProxyRecord record);
+  // In-process; `backend` outlives the connection.
+  Connection(Cluster& cluster, transport::Engine& engine, protocol::ProxyRecord record,
+             transport::InProcessBackend& backend);
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
@@ -60,7 +69,9 @@ class Connection {
   protocol::ObjectId new_id() { return next_id_.fetch_add(1); }
   // How bulk data moves to and from this proxy (fixed at the handshake).
   transport::DataPath data_path() const { return data_path_; }
-  bool moves_by_memory() const { return data_path_ == transport::DataPath::memory; }
+  // Whether requests name the application's memory by address instead of sending its data.
+  bool moves_by_memory() const { return data_path_ != transport::DataPath::mpi; }
+  bool in_process() const { return in_process_ != nullptr; }
   // The data path's name, or "" before the connection is made.
   const char* data_path_name() const { return connected_ ? transport::data_path_name(data_path_) : ""; }
 
@@ -102,9 +113,13 @@ class Connection {
   void connect();
   protocol::Hello::Request hello(const transport::WatchdogConnection& watchdog) const;
   void accept_hello_reply(const protocol::Bytes& frame);
+  // `bulk` goes with the request in-process; over MPI call() sends it after.
   uint64_t send_request(protocol::Opcode opcode, const protocol::Bytes& body,
-                        const std::shared_ptr<PendingReply>& pending);
+                        const std::shared_ptr<PendingReply>& pending, std::span<const std::byte> bulk = {});
   void on_control(protocol::Bytes&& frame);
+  void on_frame(protocol::Bytes&& frame) override { on_control(std::move(frame)); }
+  void on_status(uint64_t sequence, cl_int status) override;
+  std::shared_ptr<Incoming> take_status(uint64_t sequence);
   void lose(const char* why, log::Level level = log::Level::warn);
 
   static inline std::atomic<uint64_t> requests_sent_{0};
@@ -123,6 +138,10 @@ class Connection {
   std::atomic<protocol::ObjectId> next_id_{protocol::first_session_id};
   std::mutex pending_mutex_;
   std::unordered_map<uint64_t, std::shared_ptr<PendingReply>> pending_;
+  transport::InProcessBackend* in_process_ = nullptr;
+  // In-process transfers whose status came before receive() or receive() before the status.
+  std::mutex statuses_mutex_;
+  std::unordered_map<uint64_t, std::shared_ptr<Incoming>> statuses_;
 };
 
 template <class M>
@@ -132,9 +151,9 @@ typename M::Reply Connection::call(const typename M::Request& request, std::span
   if (!connected_) ensure_connected();
   if (lost_) throw ClError{peer_lost_status};
   auto pending = std::make_shared<PendingReply>();
-  const uint64_t number = send_request(M::opcode, protocol::to_bytes(request), pending);
+  const uint64_t number = send_request(M::opcode, protocol::to_bytes(request), pending, in_process_ ? bulk : std::span<const std::byte>{});
   if (sequence) *sequence = number;
-  if (!bulk.empty()) {
+  if (!bulk.empty() && !in_process_) {
     auto sent = transport::Transfer::send(engine_, link_, transport::data_tag(number), bulk.data(), bulk.size(),
                                           chunk_bytes_);
     if (sent->wait() != transport::OpStatus::done) throw ClError{peer_lost_status};

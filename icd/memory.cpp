@@ -202,17 +202,24 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
 // on the device), so `pointer` may be reused.
 // The data is taken now, not when the command runs: the reads it may depend on (earlier on
 // the queue, or in its wait list) must have filled the application's memory first.
+// In-process the native runtime reads `pointer` itself, as natively: a blocking write
+// returns when the command has ended, a non-blocking one at once.
 void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, const void* pointer,
-                cl_command_type type) {
-  command.queue()->settle(command.position());  // their failures are theirs, not this write's
+                bool blocking, cl_command_type type) {
   Connection* connection = command.connection();
+  if (!connection->in_process()) command.queue()->settle(command.position());  // their failures are theirs
   const SharedRange shared = shared_range(connection, pointer, size);
   const uint64_t address = shared.segment ? 0 : host_address(connection, pointer);
   const std::span<const std::byte> bulk(static_cast<const std::byte*>(pointer), address || shared.segment ? 0 : size);
+  uint64_t sequence = 0;
   connection->call<WriteBuffer>({.queue = command.queue()->id, .mem = mem->id, .offset = offset, .size = size,
                                  .tail = command.tail(), .host_address = address, .shared = shared},
-                                bulk);
+                                bulk, &sequence);
   command.complete(type);
+  if (connection->in_process()) {
+    const auto written = connection->receive(sequence, nullptr, 0);
+    if (blocking) check(written->wait());
+  }
 }
 
 // --- rectangular transfers ---
@@ -405,14 +412,14 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue command_que
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
-                                                     cl_bool /*blocking: the data is sent before returning*/,
+                                                     cl_bool blocking_write,
                                                      size_t offset, size_t size, const void* ptr,
                                                      cl_uint num_events_in_wait_list, const cl_event* event_wait_list,
                                                      cl_event* event) {
   return guarded([&] {
     EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
     const _cl_mem* mem = host_transfer_buffer(command, buffer, offset, size, ptr, false);
-    write_from(command, mem, offset, size, ptr, CL_COMMAND_WRITE_BUFFER);
+    write_from(command, mem, offset, size, ptr, blocking_write, CL_COMMAND_WRITE_BUFFER);
   });
 }
 
@@ -495,7 +502,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue command
     if (mem->image) return unmap_image(command, mem, mapping);
     const bool written = mapping.flags == 0 || (mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
     if (written) {
-      write_from(command, mem, mapping.offset, mapping.size, mapping.pointer, CL_COMMAND_UNMAP_MEM_OBJECT);
+      write_from(command, mem, mapping.offset, mapping.size, mapping.pointer, false, CL_COMMAND_UNMAP_MEM_OBJECT);
     } else {
       enqueue_marker(command, CL_COMMAND_UNMAP_MEM_OBJECT, false);
     }

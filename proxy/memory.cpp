@@ -52,8 +52,9 @@ uint64_t max_alloc_size(cl_context context) {
 
 }  // namespace
 
+// A client may name its own memory only on the memory and in-process data paths.
 void check_data_path(Session& session, uint64_t host_address) {
-  if (host_address && session.data_path().kind() != transport::DataPath::memory) throw ClError{CL_INVALID_VALUE};
+  if (host_address && session.data_path().kind() == transport::DataPath::mpi) throw ClError{CL_INVALID_VALUE};
 }
 
 CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
@@ -85,6 +86,22 @@ StagingRing& staging_of(Session& session, cl_command_queue queue) {
   check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr));
   check(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr));
   return session.staging(context, device);
+}
+
+bool in_process(Session& session) { return session.data_path().kind() == transport::DataPath::in_process; }
+
+// In-process (transport/in_process.hpp) the native runtime moves the application's memory
+// itself, as natively, without staging; the status after the command's end (on the request's
+// data tag) tells a blocking transfer when to return.
+template <class Native>
+void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, uint64_t offset, uint64_t size,
+                       uint64_t host_address, protocol::ObjectId event_id, const Replier& status_to) {
+  cl_event event = nullptr;
+  check(native(enqueue.queue, mem, CL_FALSE, offset, size, reinterpret_cast<void*>(host_address),
+               enqueue.wait_count(), enqueue.wait_list(), &event));
+  clFlush(enqueue.queue);
+  when_complete(event, [status_to](cl_int status) { status_to.send_status(status); });
+  keep_event(call, event_id, event);
 }
 
 // The event of a command made of several chunk commands: a marker after all of them
@@ -262,6 +279,12 @@ void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
   const auto [enqueue, mem] = prepare_transfer(call, request);
   check_data_path(session, request.host_address);
   session.statistics().count_to_client(request.size);
+  if (in_process(session)) {
+    transfer_in_place(call, clEnqueueReadBuffer, enqueue, mem, request.offset, request.size, request.host_address,
+                      request.tail.event, later);
+    later.reply<ReadBuffer>(CL_SUCCESS);
+    return;
+  }
   if (request.size == 0) {
     keep_event(call, request.tail.event, enqueue_empty(clEnqueueReadBuffer, enqueue, mem, request.offset));
     later.reply<ReadBuffer>(CL_SUCCESS);
@@ -312,6 +335,13 @@ void execute(Call& call, const WriteBuffer::Request& request, Replier later) {
   const auto [enqueue, mem] = prepare_transfer(call, request);
   check_data_path(call.session, request.host_address);
   call.session.statistics().count_to_proxy(request.size);
+  if (in_process(call.session)) {
+    call.bulk_consumed = true;
+    transfer_in_place(call, clEnqueueWriteBuffer, enqueue, mem, request.offset, request.size, request.host_address,
+                      request.tail.event, later);
+    later.reply<WriteBuffer>(CL_SUCCESS);
+    return;
+  }
   if (request.size == 0) {
     call.bulk_consumed = true;
     keep_event(call, request.tail.event, enqueue_empty(clEnqueueWriteBuffer, enqueue, mem, request.offset));

@@ -66,6 +66,9 @@ class Session {
 
   uint32_t number() const { return number_; }
   void start();
+  // The in-process transport (in_process.cpp) runs requests in its callers' threads, one
+  // at a time, instead of start()'s worker.
+  void run(const protocol::Bytes& frame) { handle(frame); }
   // Engine thread: a control frame arrived.
   void deliver(protocol::Bytes&& frame);
   // The client is gone (watchdog) or the proxy shuts down: stop and release everything.
@@ -109,6 +112,7 @@ class Session {
   // The client's shared segment of `range` (memory data path only; ClError otherwise).
   std::shared_ptr<AttachedSegment> shared_segment(const protocol::SharedRange& range);
   void forget_shared_segment(uint64_t segment) { shared_segments_.forget(segment); }
+  void set_data_path(std::unique_ptr<DataPath> path) { data_path_ = std::move(path); }
   // The staging ring of a native context, made at its first transfer.
   StagingRing& staging(cl_context context, cl_device_id device);
   bool greeted() const { return greeted_; }

@@ -90,6 +90,12 @@ const std::map<std::string, Setter>& setters() {
          c.data_path = v;
          return true;
        }},
+      {"local_devices", [](Config& c, const std::string& v) {
+         if (v != "auto" && v != "in-process" && v != "proxy" && v != "hidden") return false;
+         c.local_devices = v;
+         return true;
+       }},
+      {"local_libraries", [](Config& c, const std::string& v) { c.local_libraries = v; return true; }},
       {"staging_slots", [](Config& c, const std::string& v) { return parse_u64(v, c.staging_slots, 1, 1024); }},
       {"copy_threads", [](Config& c, const std::string& v) { return parse_u64(v, c.copy_threads, 0, 256); }},
       {"max_message_bytes",
@@ -160,6 +166,8 @@ std::string Config::describe() const {
        << "poll_sleep_us = " << poll_sleep.count() << "\n"
        << "chunk_bytes = " << chunk_bytes << "\n"
        << "data_path = " << data_path << "\n"
+       << "local_devices = " << local_devices << "\n"
+       << "local_libraries = " << local_libraries << "\n"
        << "staging_slots = " << staging_slots << "\n"
        << "copy_threads = " << copy_threads << "\n"
        << "max_message_bytes = " << max_message_bytes << "\n"

@@ -27,6 +27,13 @@ struct Config {
   std::chrono::microseconds poll_sleep{100};        // the longest of those sleeps: the worst added latency
   uint64_t chunk_bytes = 4u << 20;      // bulk data moves in pieces (staging slots, MPI messages) of this size
   std::string data_path = "auto";       // client: auto, mpi or memory (same node: the proxy copies directly)
+  // client: the devices of this node: auto (in-process unless a proxy of the cluster runs on
+  // this node), in-process (the proxy's executors inside the application, no MPI), proxy (through
+  // the node's proxy only) or hidden (neither)
+  std::string local_devices = "auto";
+  // client: the vendor ICD libraries served in-process (':'-separated); empty: those of
+  // OCL_ICD_FILENAMES and of the OCL_ICD_VENDORS directory (or /etc/OpenCL/vendors)
+  std::string local_libraries;
   uint64_t staging_slots = 4;           // proxy: staging slots of chunk_bytes per context (1: no pipeline)
   uint64_t copy_threads = 0;            // proxy: threads per same-node copy (0: by the number of cores)
   uint64_t max_message_bytes = 256u << 20;  // largest control message accepted

@@ -10,7 +10,14 @@
 
 namespace hivecl::transport {
 
-const char* data_path_name(DataPath path) { return path == DataPath::memory ? "memory" : "mpi"; }
+const char* data_path_name(DataPath path) {
+  switch (path) {
+    case DataPath::memory: return "memory";
+    case DataPath::in_process: return "in-process";
+    case DataPath::mpi: break;
+  }
+  return "mpi";
+}
 
 bool parse_data_path_choice(const std::string& text, DataPathChoice& out) {
   if (text == "auto") out = DataPathChoice::automatic;

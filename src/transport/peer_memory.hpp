@@ -20,7 +20,8 @@
 namespace hivecl::transport {
 
 // Which way bulk data moves between a client and a proxy.
-enum class DataPath : uint8_t { mpi, memory };
+// in_process: libhivecl runs the executors itself (transport/in_process.hpp), no copy at all.
+enum class DataPath : uint8_t { mpi, memory, in_process };
 // The data_path setting: what the client asks for.
 enum class DataPathChoice : uint8_t { automatic, mpi, memory };
 

@@ -1,0 +1,23 @@
+// The node's vendor ICD libraries, opened by HiveCL itself for the devices it serves
+// in-process (transport/in_process.hpp). The OpenCL loader is never asked: libhivecl runs
+// inside the loader's own start-up (clIcdGetPlatformIDsKHR), so platforms come from each
+// library's clIcdGetPlatformIDsKHR and are queried through their dispatch tables.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "proxy/server.hpp"
+
+namespace hivecl::proxy {
+
+// The libraries to open, in order: the local_libraries setting, or else those of
+// OCL_ICD_FILENAMES then the .icd files of OCL_ICD_VENDORS (or /etc/OpenCL/vendors), sorted.
+std::vector<std::string> vendor_libraries(const Config& config);
+
+// Every device of those libraries' platforms, in that order, except HiveCL's: a library
+// whose clIcdGetPlatformIDsKHR is `own_icd_entry`, or a platform named "HiveCL".
+std::vector<NativeDevice> find_vendor_devices(const Config& config, const void* own_icd_entry);
+
+}  // namespace hivecl::proxy
