@@ -475,6 +475,8 @@ TEST_CASE("100 sequential and 8 concurrent clients leave the proxy as they found
   // exit, is the check (with-cluster.sh fails on its reports).
   (void)rss_after;
 #else
-  CHECK(rss_after < rss_before + 32 * 1024);
+  // Under valgrind (tests/sanitizer/valgrind-soak.sh) the RSS is memcheck's; its leak check
+  // at the proxy's exit is the check.
+  if (std::getenv("HIVECL_SOAK_MEMORY_CHECKER") == nullptr) CHECK(rss_after < rss_before + 32 * 1024);
 #endif
 }
