@@ -42,7 +42,7 @@ void Cluster::start_mpi() {
   std::call_once(mpi_start_, [this] {
     monitor_ = std::make_unique<transport::WatchdogMonitor>();
     std::atexit([] { Cluster::get().shutdown(); });
-    engine_.start({.spin = config_.poll_spin, .max_message_bytes = config_.max_message_bytes},
+    engine_.start({.spin = config_.poll_spin, .max_sleep = config_.poll_sleep, .max_message_bytes = config_.max_message_bytes},
                   [this] { return init_mpi(); }, [this] { finalize_mpi(); });
   });
 }

@@ -161,6 +161,46 @@ std::vector<uint64_t> work_sizes(const size_t* sizes, cl_uint work_dim) {
   return sizes ? std::vector<uint64_t>(sizes, sizes + work_dim) : std::vector<uint64_t>{};
 }
 
+// Enough for the shapes one kernel is launched with in a loop; the oldest is forgotten.
+constexpr size_t max_accepted_shapes = 16;
+
+LaunchShape shape_of(const EnqueuedCommand& command, cl_uint work_dim, const size_t* global_offset,
+                     const size_t* global_size, const size_t* local_size) {
+  LaunchShape shape{.queue = command.queue()->id, .work_dim = work_dim, .offset = global_offset != nullptr,
+                    .local_size = work_sizes(local_size, work_dim)};
+  for (cl_uint i = 0; local_size && i < work_dim; ++i)
+    shape.uniform.push_back(local_size[i] != 0 && global_size[i] % local_size[i] == 0);
+  return shape;
+}
+
+// Whether the proxy is sure to accept this launch: it accepted its shape before, and every
+// argument that changed kept its kind and size (a new local size may not fit the device).
+bool sure_to_be_accepted(const _cl_kernel* kernel, const LaunchShape& shape, const std::vector<KernelArg>& changed,
+                         const size_t* global_size) {
+  if (std::find(kernel->accepted_shapes.begin(), kernel->accepted_shapes.end(), shape) ==
+      kernel->accepted_shapes.end())
+    return false;
+  if (std::find(global_size, global_size + shape.work_dim, size_t{0}) != global_size + shape.work_dim) return false;
+  return std::all_of(changed.begin(), changed.end(), [&](const KernelArg& arg) {
+    const auto& launched = kernel->args[arg.index].launched;
+    return launched && launched->kind == arg.kind && launched->size == arg.size;
+  });
+}
+
+// A launch the proxy is sure to accept is sent without waiting for its answer (VOCL and
+// rCUDA do the same for kernel launches); should it fail all the same, its event reports
+// the failure and the kernel's next launch resends every argument.
+void launch_detached(EnqueuedCommand& command, EnqueueNDRangeKernel::Request&& request, _cl_kernel* kernel) {
+  request.detached = true;
+  command.connection()->call_later<EnqueueNDRangeKernel>(
+      request, [in_doubt = kernel->args_in_doubt](cl_int status, const EnqueueNDRangeKernel::Reply&) {
+        if (status == CL_SUCCESS) return;
+        in_doubt->store(true);
+        log::warn("a kernel launch failed on the proxy after clEnqueueNDRangeKernel had returned (status ", status,
+                  "); its event reports the failure");
+      });
+}
+
 void enqueue_kernel(EnqueuedCommand& command, cl_kernel kernel, cl_uint work_dim, const size_t* global_offset,
                     const size_t* global_size, const size_t* local_size, cl_command_type type) {
   checked(kernel);
@@ -171,11 +211,23 @@ void enqueue_kernel(EnqueuedCommand& command, cl_kernel kernel, cl_uint work_dim
   check_range(command.queue()->device, work_dim, global_offset, global_size);
   // Held until the proxy has the launch: its arguments reach it in the order they were set.
   std::lock_guard lock(kernel->args_mutex);
+  if (kernel->args_in_doubt->exchange(false)) {
+    for (KernelArgSlot& slot : kernel->args) slot.launched.reset();
+    kernel->accepted_shapes.clear();
+  }
   std::vector<KernelArg> args = changed_args(kernel);
-  command.connection()->call<EnqueueNDRangeKernel>(
-      {.queue = command.queue()->id, .kernel = kernel->id, .args = args, .work_dim = work_dim,
-       .global_offset = work_sizes(global_offset, work_dim), .global_size = work_sizes(global_size, work_dim),
-       .local_size = work_sizes(local_size, work_dim), .tail = command.tail()});
+  const LaunchShape shape = shape_of(command, work_dim, global_offset, global_size, local_size);
+  EnqueueNDRangeKernel::Request request{
+      .queue = command.queue()->id, .kernel = kernel->id, .args = args, .work_dim = work_dim,
+      .global_offset = work_sizes(global_offset, work_dim), .global_size = work_sizes(global_size, work_dim),
+      .local_size = work_sizes(local_size, work_dim), .tail = command.tail()};
+  if (sure_to_be_accepted(kernel, shape, args, global_size)) {
+    launch_detached(command, std::move(request), kernel);
+  } else {
+    command.connection()->call<EnqueueNDRangeKernel>(request);
+    if (kernel->accepted_shapes.size() == max_accepted_shapes) kernel->accepted_shapes.erase(kernel->accepted_shapes.begin());
+    kernel->accepted_shapes.push_back(shape);
+  }
   for (KernelArg& arg : args) kernel->args[arg.index].launched = std::move(arg);
   command.complete(type);
 }

@@ -188,11 +188,26 @@ struct KernelArgSlot {
   std::optional<hivecl::protocol::KernelArg> launched;
 };
 
+// What a launch's acceptance depends on besides its arguments' kinds and sizes: a shape the
+// proxy accepted once is accepted again, so such launches do not wait for its answer.
+struct LaunchShape {
+  hivecl::protocol::ObjectId queue = hivecl::protocol::no_object;
+  uint32_t work_dim = 0;
+  bool offset = false;
+  std::vector<uint64_t> local_size;  // empty: chosen by the device
+  std::vector<bool> uniform;         // per dimension: the global size is a multiple of the local
+  bool operator==(const LaunchShape&) const = default;
+};
+
 struct _cl_kernel : hivecl::icd::Shared<_cl_kernel> {
   hivecl::icd::Ref<_cl_program> program;
   // clSetKernelArg records here and sends nothing; a launch sends what changed, under the lock.
   std::mutex args_mutex;
   std::vector<KernelArgSlot> args;
+  std::vector<LaunchShape> accepted_shapes;
+  // Set when a launch that was not waited for failed on the proxy: which arguments the proxy
+  // holds is then unknown, so the next launch sends all and waits.
+  std::shared_ptr<std::atomic<bool>> args_in_doubt = std::make_shared<std::atomic<bool>>(false);
 };
 
 struct _cl_event : hivecl::icd::Shared<_cl_event> {

@@ -24,28 +24,26 @@ void keep_event(Call& call, ObjectId id, cl_event event) {
   }
 }
 
-namespace {
-
-void CL_CALLBACK run_completion(cl_event event, cl_int status, void* user_data) {
-  std::unique_ptr<std::function<void(cl_int)>> action(static_cast<std::function<void(cl_int)>*>(user_data));
-  // PoCL reports the status asked for to a command that its failed wait list made fail: its
-  // event's own status tells.
-  cl_int current = CL_COMPLETE;
-  if (status >= 0 &&
-      clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof current, &current, nullptr) == CL_SUCCESS &&
-      current < 0)
-    status = current;
-  (*action)(status);
-  clReleaseEvent(event);
-}
-
-}  // namespace
-
-void when_status(cl_event event, cl_int status, std::function<void(cl_int status)> action) {
-  clRetainEvent(event);
-  auto* heap_action = new std::function<void(cl_int)>(std::move(action));
-  if (clSetEventCallback(event, status, run_completion, heap_action) != CL_SUCCESS)
-    run_completion(event, CL_INVALID_EVENT, heap_action);
+void keep_failed_event(Call& call, ObjectId queue, ObjectId id, cl_int status) {
+  if (id == no_object) return;
+  try {
+    call.session.check_fresh(id);
+    cl_context context = nullptr;
+    check(clGetCommandQueueInfo(call.session.get<cl_command_queue>(queue), CL_QUEUE_CONTEXT, sizeof context, &context,
+                                nullptr));
+    cl_int created = CL_SUCCESS;
+    const cl_event event = clCreateUserEvent(context, &created);
+    check(created);
+    clSetUserEventStatus(event, status < 0 ? status : CL_OUT_OF_RESOURCES);
+    try {
+      call.session.add(id, ObjectKind::event, event);
+    } catch (const ClError&) {
+      clReleaseEvent(event);
+      throw;
+    }
+  } catch (const ClError&) {
+    // The id or queue was bad to begin with: the client's later uses of it are refused.
+  }
 }
 
 EnqueueMarker::Reply execute(Call& call, const EnqueueMarker::Request& request) {

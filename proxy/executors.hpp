@@ -6,6 +6,7 @@
 #pragma once
 
 #include "protocol/messages.hpp"
+#include "proxy/completion.hpp"
 #include "proxy/session.hpp"
 
 namespace hivecl::proxy {
@@ -70,13 +71,9 @@ struct Enqueue {
 Enqueue prepare_enqueue(Call& call, protocol::ObjectId queue, const protocol::EnqueueTail& tail);
 // Registers the event a command produced under the id the client chose, or releases it.
 void keep_event(Call& call, protocol::ObjectId id, cl_event event);
-// Runs `action` once `event` reaches `status` (CL_SUBMITTED, CL_RUNNING, CL_COMPLETE) or
-// fails, in a native callback thread, with the status reported; releases the event after.
-void when_status(cl_event event, cl_int status, std::function<void(cl_int status)> action);
-inline void when_complete(cl_event event, std::function<void(cl_int status)> action) {
-  when_status(event, CL_COMPLETE, std::move(action));
-}
-
+// Registers, under the id the client chose, an event that reports `status` (a failure), for
+// a command that the client did not wait for and that could not be enqueued.
+void keep_failed_event(Call& call, protocol::ObjectId queue, protocol::ObjectId id, cl_int status);
 // Reads a native clGet*Info value whole; `query(size, value, size_ret)` is the bound clGet*Info.
 template <class Query>
 protocol::Bytes query_info(Query&& query) {

@@ -172,7 +172,9 @@ ApplyKernelArgs::Reply execute(Call& call, const ApplyKernelArgs::Request& reque
   return {};
 }
 
-EnqueueNDRangeKernel::Reply execute(Call& call, const EnqueueNDRangeKernel::Request& request) {
+namespace {
+
+void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_kernel kernel = call.session.get<cl_kernel>(request.kernel);
   const auto sized = [&](const std::vector<uint64_t>& values) {
@@ -191,6 +193,18 @@ EnqueueNDRangeKernel::Reply execute(Call& call, const EnqueueNDRangeKernel::Requ
                                pointer(request.global_size), pointer(request.local_size), enqueue.wait_count(),
                                enqueue.wait_list(), &event));
   keep_event(call, request.tail.event, event);
+}
+
+}  // namespace
+
+EnqueueNDRangeKernel::Reply execute(Call& call, const EnqueueNDRangeKernel::Request& request) {
+  try {
+    enqueue_kernel(call, request);
+  } catch (const ClError& error) {
+    // The client has already given the application this launch's event.
+    if (request.detached) keep_failed_event(call, request.queue, request.tail.event, error.code);
+    throw;
+  }
   return {};
 }
 

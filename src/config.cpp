@@ -82,6 +82,7 @@ const std::map<std::string, Setter>& setters() {
       {"peer_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.peer_timeout); }},
       {"connect_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.connect_timeout); }},
       {"poll_spin_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_spin); }},
+      {"poll_sleep_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_sleep); }},
       {"chunk_bytes", [](Config& c, const std::string& v) { return parse_u64(v, c.chunk_bytes, 4096, 1u << 30); }},
       {"data_path", [](Config& c, const std::string& v) {
          transport::DataPathChoice choice;
@@ -156,6 +157,7 @@ std::string Config::describe() const {
        << "peer_timeout_ms = " << peer_timeout.count() << "\n"
        << "connect_timeout_ms = " << connect_timeout.count() << "\n"
        << "poll_spin_us = " << poll_spin.count() << "\n"
+       << "poll_sleep_us = " << poll_sleep.count() << "\n"
        << "chunk_bytes = " << chunk_bytes << "\n"
        << "data_path = " << data_path << "\n"
        << "staging_slots = " << staging_slots << "\n"

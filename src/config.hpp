@@ -24,6 +24,7 @@ struct Config {
   std::chrono::milliseconds peer_timeout{5000};     // a silent peer is declared dead after this
   std::chrono::milliseconds connect_timeout{10000}; // connecting to a proxy gives up after this
   std::chrono::microseconds poll_spin{2000};        // busy polling before backing off to sleeps
+  std::chrono::microseconds poll_sleep{100};        // the longest of those sleeps: the worst added latency
   uint64_t chunk_bytes = 4u << 20;      // bulk data moves in pieces (staging slots, MPI messages) of this size
   std::string data_path = "auto";       // client: auto, mpi or memory (same node: the proxy copies directly)
   uint64_t staging_slots = 4;           // proxy: staging slots of chunk_bytes per context (1: no pipeline)

@@ -385,6 +385,8 @@ struct ApplyKernelArgs {
 };
 
 // Carries the arguments set since the kernel's last launch; the proxy sets them, then enqueues.
+// A detached launch is one the client did not wait for (a shape the proxy accepted before):
+// if it fails all the same, its event is made to report the failure.
 struct EnqueueNDRangeKernel {
   HIVECL_MESSAGE(EnqueueNDRangeKernel, true, Bulk::none)
   struct Request {
@@ -396,7 +398,8 @@ struct EnqueueNDRangeKernel {
     std::vector<uint64_t> global_size;
     std::vector<uint64_t> local_size;     // empty: NULL
     EnqueueTail tail;
-    HIVECL_FIELDS(queue, kernel, args, work_dim, global_offset, global_size, local_size, tail)
+    bool detached = false;
+    HIVECL_FIELDS(queue, kernel, args, work_dim, global_offset, global_size, local_size, tail, detached)
   };
   using Reply = Empty;
 };

@@ -67,7 +67,7 @@ class Engine {
 
   struct Tuning {
     std::chrono::microseconds spin{2000};      // poll without sleeping this long after activity
-    std::chrono::microseconds max_sleep{1000}; // then sleep at most this long between polls
+    std::chrono::microseconds max_sleep{100};  // then sleep at most this long between polls
     uint64_t max_message_bytes = 256u << 20;   // larger control frames are dropped
   };
 

@@ -1,0 +1,118 @@
+#include "proxy/completion.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace hivecl::proxy {
+
+namespace {
+
+using Action = std::function<void(cl_int)>;
+
+// A failed command's own status: a wait or callback may report only that something failed.
+cl_int reached_status(cl_event event, cl_int reported) {
+  cl_int current = CL_COMPLETE;
+  if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof current, &current, nullptr) == CL_SUCCESS &&
+      current < 0)
+    return current;
+  return reported;
+}
+
+void CL_CALLBACK run_action(cl_event event, cl_int status, void* user_data) {
+  std::unique_ptr<Action> action(static_cast<Action*>(user_data));
+  // PoCL reports the status asked for to a command that its failed wait list made fail.
+  (*action)(status >= 0 ? reached_status(event, status) : status);
+  clReleaseEvent(event);
+}
+
+void by_callback(cl_event event, cl_int status, Action action) {
+  auto* heap_action = new Action(std::move(action));
+  if (clSetEventCallback(event, status, run_action, heap_action) != CL_SUCCESS)
+    run_action(event, CL_INVALID_EVENT, heap_action);
+}
+
+// The commands of one in-order queue complete in order: one thread waits for them in turn.
+struct QueueWaiter {
+  struct Pending {
+    cl_event event;
+    Action action;
+  };
+  std::mutex mutex;
+  std::condition_variable more;
+  std::deque<Pending> pending;
+};
+
+// Waiters by native queue. Never destroyed: their threads may outlive static destruction.
+struct Registry {
+  std::mutex mutex;
+  std::unordered_map<cl_command_queue, std::shared_ptr<QueueWaiter>> waiters;
+};
+Registry& registry() {
+  static auto* instance = new Registry;
+  return *instance;
+}
+
+constexpr auto idle_before_exit = std::chrono::seconds(2);
+
+void serve_queue(cl_command_queue queue, std::shared_ptr<QueueWaiter> waiter) {
+  while (true) {
+    std::unique_lock lock(waiter->mutex);
+    if (!waiter->more.wait_for(lock, idle_before_exit, [&] { return !waiter->pending.empty(); })) {
+      // Leave only if nothing arrived meanwhile; the registry's lock comes first, as in add's caller.
+      lock.unlock();
+      std::lock_guard registry_lock(registry().mutex);
+      lock.lock();
+      if (!waiter->pending.empty()) continue;
+      registry().waiters.erase(queue);
+      return;
+    }
+    QueueWaiter::Pending next = std::move(waiter->pending.front());
+    waiter->pending.pop_front();
+    lock.unlock();
+    const cl_int waited = clWaitForEvents(1, &next.event);
+    next.action(waited == CL_SUCCESS ? CL_COMPLETE : reached_status(next.event, waited));
+    clReleaseEvent(next.event);
+  }
+}
+
+// The event's queue if it is an in-order one.
+cl_command_queue in_order_queue(cl_event event) {
+  cl_command_queue queue = nullptr;
+  cl_command_queue_properties properties = 0;
+  if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof queue, &queue, nullptr) != CL_SUCCESS || !queue ||
+      clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr) != CL_SUCCESS ||
+      (properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
+    return nullptr;
+  return queue;
+}
+
+void by_waiter(cl_command_queue queue, cl_event event, Action action) {
+  std::lock_guard registry_lock(registry().mutex);
+  auto& waiter = registry().waiters[queue];
+  if (!waiter) {
+    waiter = std::make_shared<QueueWaiter>();
+    std::thread(serve_queue, queue, waiter).detach();
+  }
+  {
+    std::lock_guard lock(waiter->mutex);
+    waiter->pending.push_back({event, std::move(action)});
+  }
+  waiter->more.notify_one();
+}
+
+}  // namespace
+
+void when_status(cl_event event, cl_int status, Action action) {
+  clRetainEvent(event);
+  if (status == CL_COMPLETE) {
+    if (cl_command_queue queue = in_order_queue(event)) return by_waiter(queue, event, std::move(action));
+  }
+  by_callback(event, status, std::move(action));
+}
+
+}  // namespace hivecl::proxy

@@ -1,0 +1,23 @@
+// How the proxy learns that a native command reached a status. Completion of a command of
+// an in-order queue is waited for by a thread of that queue with clWaitForEvents: NVIDIA's
+// runtime runs CL_COMPLETE callbacks up to ~17 ms late for commands of a few MiB (9 µs
+// for clWaitForEvents against 50 µs by callback for a 4 KiB read, 0.17 ms against 17 ms
+// for 8 MiB: docs/FINDINGS.md), which cost every pipelined transfer one such delay per
+// chunk. Other statuses, user events and out-of-order queues keep native callbacks.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <functional>
+
+namespace hivecl::proxy {
+
+// Runs `action` once `event` reaches `status` (CL_SUBMITTED, CL_RUNNING, CL_COMPLETE) or
+// fails, with the status reached (negative on failure), on a thread that is not the
+// caller's; the event is retained until then.
+void when_status(cl_event event, cl_int status, std::function<void(cl_int status)> action);
+inline void when_complete(cl_event event, std::function<void(cl_int status)> action) {
+  when_status(event, CL_COMPLETE, std::move(action));
+}
+
+}  // namespace hivecl::proxy

@@ -1,0 +1,109 @@
+// Kernel launches through HiveCL: a launch whose shape the proxy accepted before is sent
+// without waiting for the proxy (one message, no round trip), and one that fails on the
+// proxy all the same reports the failure through its event. HiveCL only: natively every
+// launch answers at once, and the failing case needs a released buffer as an argument.
+#include <CL/cl.h>
+#include <CL/cl_hivecl.h>
+
+#include <vector>
+
+#include "catch.hpp"
+
+namespace {
+
+const char* source = R"(
+kernel void add(global int* data, int value) { data[get_global_id(0)] += value; }
+)";
+
+constexpr size_t count = 256;
+
+struct Launcher {
+  cl_platform_id platform = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  cl_program program = nullptr;
+  cl_kernel kernel = nullptr;
+  cl_mem data = nullptr;
+
+  Launcher() {
+    cl_device_id device = nullptr;
+    REQUIRE(clGetPlatformIDs(1, &platform, nullptr) == CL_SUCCESS);
+    REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS);
+    cl_int status = CL_SUCCESS;
+    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
+    REQUIRE(status == CL_SUCCESS);
+    queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
+    REQUIRE(status == CL_SUCCESS);
+    program = clCreateProgramWithSource(context, 1, &source, nullptr, &status);
+    REQUIRE(clBuildProgram(program, 0, nullptr, "", nullptr, nullptr) == CL_SUCCESS);
+    kernel = clCreateKernel(program, "add", &status);
+    REQUIRE(status == CL_SUCCESS);
+    data = new_buffer();
+    REQUIRE(clSetKernelArg(kernel, 0, sizeof data, &data) == CL_SUCCESS);
+  }
+  ~Launcher() {
+    clReleaseMemObject(data);
+    clReleaseKernel(kernel);
+    clReleaseProgram(program);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+  }
+
+  cl_mem new_buffer() {
+    std::vector<int> zeros(count, 0);
+    cl_int status = CL_SUCCESS;
+    cl_mem buffer = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, count * sizeof(int), zeros.data(), &status);
+    REQUIRE(status == CL_SUCCESS);
+    return buffer;
+  }
+  cl_int launch(int value, cl_event* event = nullptr) {
+    REQUIRE(clSetKernelArg(kernel, 1, sizeof value, &value) == CL_SUCCESS);
+    const size_t global = count, local = 64;
+    return clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, event);
+  }
+  cl_ulong messages_sent() const {
+    cl_ulong sent = 0;
+    REQUIRE(clGetPlatformInfo(platform, CL_PLATFORM_MESSAGES_SENT_HIVECL, sizeof sent, &sent, nullptr) == CL_SUCCESS);
+    return sent;
+  }
+  std::vector<int> contents(cl_mem buffer) {
+    std::vector<int> values(count);
+    REQUIRE(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, count * sizeof(int), values.data(), 0, nullptr, nullptr) ==
+            CL_SUCCESS);
+    return values;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("launches of an accepted shape send one message each and run in order", "[client][launch]") {
+  Launcher launcher;
+  REQUIRE(launcher.launch(1) == CL_SUCCESS);
+  const cl_ulong before = launcher.messages_sent();
+  for (int value = 2; value <= 100; ++value) REQUIRE(launcher.launch(value) == CL_SUCCESS);
+  CHECK(launcher.messages_sent() - before == 99);
+  REQUIRE(clFinish(launcher.queue) == CL_SUCCESS);
+  CHECK(launcher.contents(launcher.data) == std::vector<int>(count, 100 * 101 / 2));
+}
+
+TEST_CASE("a launch that fails on the proxy after returning reports it through its event", "[client][launch]") {
+  Launcher launcher;
+  REQUIRE(launcher.launch(1) == CL_SUCCESS);
+  // The argument passes clSetKernelArg's checks, then its buffer is gone before the launch.
+  cl_mem doomed = launcher.new_buffer();
+  REQUIRE(clSetKernelArg(launcher.kernel, 0, sizeof doomed, &doomed) == CL_SUCCESS);
+  REQUIRE(clReleaseMemObject(doomed) == CL_SUCCESS);
+  cl_event failed = nullptr;
+  REQUIRE(launcher.launch(2, &failed) == CL_SUCCESS);
+  CHECK(clWaitForEvents(1, &failed) == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  cl_int status = CL_COMPLETE;
+  REQUIRE(clGetEventInfo(failed, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS);
+  CHECK(status == CL_INVALID_KERNEL_ARGS);  // what the proxy's argument check answers
+  REQUIRE(clReleaseEvent(failed) == CL_SUCCESS);
+
+  // The kernel's next launch sends every argument again and is right.
+  REQUIRE(clSetKernelArg(launcher.kernel, 0, sizeof launcher.data, &launcher.data) == CL_SUCCESS);
+  REQUIRE(launcher.launch(5) == CL_SUCCESS);
+  REQUIRE(launcher.launch(7) == CL_SUCCESS);
+  CHECK(launcher.contents(launcher.data) == std::vector<int>(count, 1 + 5 + 7));
+}
