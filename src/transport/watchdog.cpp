@@ -294,19 +294,18 @@ bool WatchdogServer::grant_turn(int fd, const std::string& mpi_port) {
   const Bytes token = message;
   append_little_endian<uint16_t>(message, static_cast<uint16_t>(mpi_port.size()));
   for (const char c : mpi_port) message.push_back(static_cast<std::byte>(c));
-  if (token.empty() || mpi_port.size() > max_mpi_port_bytes || connection_broken(fd) ||
+  // Under the lock: a turn is either refused once the turnstile closed, or in progress for it.
+  std::lock_guard lock(mutex_);
+  if (turnstile_closed_ || token.empty() || mpi_port.size() > max_mpi_port_bytes || connection_broken(fd) ||
       !write_all(fd, message.data(), message.size())) {
     close_fd(fd);
     return false;
   }
-  {
-    std::lock_guard lock(mutex_);
-    unclaimed_[token] = Pending{fd, Clock::now()};
-    granted_fd_ = fd;
-    turn_in_progress_ = true;
-    granted_client_died_ = false;
-    abandonment_reported_ = false;
-  }
+  unclaimed_[token] = Pending{fd, Clock::now()};
+  granted_fd_ = fd;
+  turn_in_progress_ = true;
+  granted_client_died_ = false;
+  abandonment_reported_ = false;
   wake();  // the watchdog thread watches the granted client from now on
   return true;
 }
