@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
 packages=(g++ pkg-config meson ninja-build openmpi-bin libopenmpi-dev ocl-icd-opencl-dev opencl-headers
-          pocl-opencl-icd catch2 clinfo clblast-tests nettle-dev libhwloc-dev)
+          pocl-opencl-icd catch2 clinfo clblast-tests nettle-dev libhwloc-dev valgrind)
 
 deps() {
   local missing=()

@@ -123,7 +123,7 @@ void Connection::connect() {
                                                       config.connect_timeout, config.peer_timeout, secret);
   if (!watchdog) fail("its watchdog does not answer (is it running?) or refused this client");
   MPI_Comm comm = MPI_COMM_NULL;
-  if (MPI_Comm_connect(record_.mpi_port.c_str(), MPI_INFO_NULL, 0, cluster_.connect_comm(), &comm) != MPI_SUCCESS)
+  if (MPI_Comm_connect(watchdog->mpi_port().c_str(), MPI_INFO_NULL, 0, cluster_.connect_comm(), &comm) != MPI_SUCCESS)
     fail("MPI_Comm_connect failed");
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   link_ = std::make_shared<transport::Link>(comm);

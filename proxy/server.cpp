@@ -31,7 +31,6 @@ protocol::ProxyRecord Server::make_record() const {
   protocol::ProxyRecord record;
   record.node = node_name();
   record.pid = static_cast<int32_t>(::getpid());
-  record.mpi_port = port_;
   record.watchdog_hosts = transport::local_addresses();
   record.watchdog_port = watchdog_.port();
   for (size_t i = 0; i < devices_.size(); ++i) record.devices.push_back(describe_device(devices_[i], i + 1));
@@ -52,19 +51,16 @@ int Server::run() {
   }
   if (!watchdog_.start(config_.peer_timeout, [this](uint32_t number) { lose_session(number); }, std::move(secret)))
     return 1;
-  char port[MPI_MAX_PORT_NAME] = {};
-  if (MPI_Open_port(MPI_INFO_NULL, port) != MPI_SUCCESS) {
-    log::error("MPI_Open_port failed");
-    return 1;
-  }
-  port_ = port;
+  // Accept errors (a client that failed mid-connect) are returned, not fatal to the proxy.
+  MPI_Comm_dup(MPI_COMM_SELF, &accept_comm_);
+  MPI_Comm_set_errhandler(accept_comm_, MPI_ERRORS_RETURN);
   record_ = make_record();
   const std::string record_path = transport::publish_proxy(config_.cluster_dir, record_);
   if (record_path.empty()) {
     log::error("cannot write the rendezvous record in ", config_.cluster_dir);
     return 1;
   }
-  log::info("serving ", devices_.size(), " device(s) on port ", port_, "; record ", record_path);
+  log::info("serving ", devices_.size(), " device(s); watchdog port ", watchdog_.port(), "; record ", record_path);
   accept_thread_ = std::thread([this] { accept_loop(); });
 
   wait_for_shutdown(record_path);
@@ -75,8 +71,8 @@ int Server::run() {
     std::lock_guard lock(sessions_mutex_);
     for (auto& [number, session] : sessions_) session->lose();
   }
-  const bool accept_stopped = wake_accept_thread();
-  log::debug("accept thread ", accept_stopped ? "woken" : "stuck");
+  const bool accept_stopped = !watchdog_.close_turnstile() || wake_accept_thread();
+  log::debug("accept thread ", accept_stopped ? "stopped" : "stuck");
   if (accept_stopped) {
     accept_thread_.join();
   } else {
@@ -89,7 +85,7 @@ int Server::run() {
   log::debug("sessions ended");
   engine_.stop();
   watchdog_.stop();
-  MPI_Close_port(port_.c_str());
+  if (accept_stopped) MPI_Comm_free(&accept_comm_);
   log::debug("server stopped");
   return accept_stopped ? 0 : 2;
 }
@@ -110,6 +106,7 @@ void Server::wait_for_shutdown(const std::string& record_path) {
       log::info("rendezvous record removed: shutting down");
       return;
     }
+    if (watchdog_.turn_abandoned()) wake_accept_thread();
   }
 }
 
@@ -131,6 +128,11 @@ bool names_the_job(std::string_view variable) {
 }  // namespace
 
 bool Server::wake_accept_thread() {
+  std::string port;
+  {
+    std::lock_guard lock(port_mutex_);
+    port = port_;
+  }
   std::vector<std::string> environment;
   for (char** entry = environ; *entry; ++entry)
     if (!names_the_job(*entry)) environment.push_back(*entry);
@@ -140,7 +142,7 @@ bool Server::wake_accept_thread() {
   envp.push_back(nullptr);
   std::string self = "/proc/self/exe";
   std::string flag = "--wake";
-  std::vector<char*> argv{self.data(), flag.data(), port_.data(), nullptr};
+  std::vector<char*> argv{self.data(), flag.data(), port.data(), nullptr};
   const pid_t child = ::fork();
   if (child == 0) {
     ::execve(self.c_str(), argv.data(), envp.data());
@@ -158,19 +160,33 @@ bool Server::wake_accept_thread() {
   return false;
 }
 
+// One client at a time, each on a port of its own (watchdog.hpp says why).
 void Server::accept_loop() {
   while (true) {
-    MPI_Comm comm = MPI_COMM_NULL;
-    const int rc = MPI_Comm_accept(port_.c_str(), MPI_INFO_NULL, 0, MPI_COMM_SELF, &comm);
-    if (stopping_) {
-      if (rc == MPI_SUCCESS) MPI_Comm_free(&comm);
-      return;
-    }
-    if (rc != MPI_SUCCESS) {
-      log::warn("MPI_Comm_accept failed (", rc, ")");
+    const int client = watchdog_.wait_for_turn();
+    if (client < 0) return;
+    char port[MPI_MAX_PORT_NAME] = {};
+    if (MPI_Open_port(MPI_INFO_NULL, port) != MPI_SUCCESS) {
+      log::error("MPI_Open_port failed");
+      ::close(client);
       continue;
     }
-    admit(comm);
+    {
+      std::lock_guard lock(port_mutex_);
+      port_ = port;
+    }
+    if (!watchdog_.grant_turn(client, port)) {
+      MPI_Close_port(port);
+      continue;
+    }
+    MPI_Comm comm = MPI_COMM_NULL;
+    const int rc = MPI_Comm_accept(port, MPI_INFO_NULL, 0, accept_comm_, &comm);
+    const bool abandoned = watchdog_.end_turn();
+    MPI_Close_port(port);
+    if (rc == MPI_SUCCESS && (stopping_ || abandoned)) MPI_Comm_free(&comm);
+    if (stopping_) return;
+    if (rc != MPI_SUCCESS) log::warn("MPI_Comm_accept failed (", rc, ")");
+    if (rc == MPI_SUCCESS && !abandoned) admit(comm);
   }
 }
 

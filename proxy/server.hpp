@@ -65,7 +65,9 @@ class Server {
   std::vector<NativeDevice> devices_;
   transport::Engine engine_;
   transport::WatchdogServer watchdog_;
-  std::string port_;
+  MPI_Comm accept_comm_ = MPI_COMM_NULL;
+  std::mutex port_mutex_;
+  std::string port_;  // the port of the turn in progress, for the waker
   protocol::ProxyRecord record_;
   std::thread accept_thread_;
   std::atomic<bool> stopping_{false};

@@ -15,7 +15,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 6;
+inline constexpr uint32_t protocol_version = 7;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -798,11 +798,10 @@ struct ProxyRecord {
   uint32_t magic = frame_magic;
   std::string node;
   int32_t pid = 0;
-  std::string mpi_port;
   std::vector<std::string> watchdog_hosts;  // addresses of the proxy's node, best first
   uint16_t watchdog_port = 0;
   std::vector<DeviceRecord> devices;
-  HIVECL_FIELDS(magic, node, pid, mpi_port, watchdog_hosts, watchdog_port, devices)
+  HIVECL_FIELDS(magic, node, pid, watchdog_hosts, watchdog_port, devices)
 };
 
 // What one session of a proxy holds and has done (see proxy/statistics.hpp).

@@ -1,6 +1,7 @@
 // The rendezvous directory of a cluster (config key cluster_dir): the launcher puts
-// ompi-server's URI there, and every proxy publishes a record of itself (port name,
-// node, watchdog address, its devices with all their properties) as
+// ompi-server's URI there, and every proxy publishes a record of itself (node, watchdog
+// address, its devices with all their properties; MPI ports are handed out per client by
+// the watchdog) as
 // proxies/<node>-<pid>.proxy, and its live state as proxies/<node>-<pid>.status.
 // Clients read the records to list devices without any MPI.
 #pragma once

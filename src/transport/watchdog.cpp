@@ -63,18 +63,36 @@ bool write_all(int fd, const void* data, size_t size) {
   return true;
 }
 
-bool read_exactly(int fd, void* data, size_t size, Clock::time_point deadline) {
+enum class Read { done, closed, timed_out };
+
+Read read_exactly(int fd, void* data, size_t size, Clock::time_point deadline) {
   auto* bytes = static_cast<char*>(data);
   while (size > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     pollfd p{fd, POLLIN, 0};
-    if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return false;
-    const ssize_t n = ::recv(fd, bytes, size, 0);
-    if (n <= 0) return false;
+    if (left <= 0) return Read::timed_out;
+    const int ready = ::poll(&p, 1, static_cast<int>(left));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) return Read::timed_out;
+    const ssize_t n = ready < 0 ? -1 : ::recv(fd, bytes, size, 0);
+    if (n <= 0) return Read::closed;
     bytes += n;
     size -= static_cast<size_t>(n);
   }
-  return true;
+  return Read::done;
+}
+
+// Small integers of the handshake travel little-endian.
+template <class T>
+void append_little_endian(Bytes& bytes, T value) {
+  for (size_t i = 0; i < sizeof(T); ++i) bytes.push_back(static_cast<std::byte>(value >> (8 * i)));
+}
+
+template <class T>
+T from_little_endian(const std::byte* bytes) {
+  T value = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) value |= static_cast<T>(std::to_integer<T>(bytes[i]) << (8 * i));
+  return value;
 }
 
 // Non-blocking connect with a deadline; the socket is blocking again on success.
@@ -165,6 +183,7 @@ void WatchdogServer::stop() {
   thread_.join();
   for (auto& challenge : challenged_) close_fd(challenge.fd);
   challenged_.clear();
+  close_turnstile();
   for (auto& [token, pending] : unclaimed_) close_fd(pending.fd);
   for (auto& [key, fd] : claimed_) close_fd(fd);
   unclaimed_.clear();
@@ -248,14 +267,78 @@ bool WatchdogServer::read_answer(Challenge& challenge) {
   return false;
 }
 
+// A client that proved the secret learns how many clients are ahead of it and waits in line.
 void WatchdogServer::admit(int fd) {
-  const Bytes token = random_bytes(watchdog_token_bytes);
-  if (token.empty() || !write_all(fd, token.data(), token.size())) {
+  std::lock_guard lock(mutex_);
+  Bytes place;
+  append_little_endian<uint32_t>(place, static_cast<uint32_t>(in_line_.size() + (turn_in_progress_ ? 1 : 0)));
+  if (!write_all(fd, place.data(), place.size())) {
     close_fd(fd);
     return;
   }
+  in_line_.push_back(fd);
+  turn_cv_.notify_one();
+}
+
+int WatchdogServer::wait_for_turn() {
+  std::unique_lock lock(mutex_);
+  turn_cv_.wait(lock, [&] { return turnstile_closed_ || !in_line_.empty(); });
+  if (turnstile_closed_) return -1;
+  const int fd = in_line_.front();
+  in_line_.pop_front();
+  return fd;
+}
+
+bool WatchdogServer::grant_turn(int fd, const std::string& mpi_port) {
+  Bytes message = random_bytes(watchdog_token_bytes);
+  const Bytes token = message;
+  append_little_endian<uint16_t>(message, static_cast<uint16_t>(mpi_port.size()));
+  for (const char c : mpi_port) message.push_back(static_cast<std::byte>(c));
+  // Under the lock: a turn is either refused once the turnstile closed, or in progress for it.
   std::lock_guard lock(mutex_);
+  if (turnstile_closed_ || token.empty() || mpi_port.size() > max_mpi_port_bytes || connection_broken(fd) ||
+      !write_all(fd, message.data(), message.size())) {
+    close_fd(fd);
+    return false;
+  }
   unclaimed_[token] = Pending{fd, Clock::now()};
+  granted_fd_ = fd;
+  turn_in_progress_ = true;
+  granted_client_died_ = false;
+  abandonment_reported_ = false;
+  wake();  // the watchdog thread watches the granted client from now on
+  return true;
+}
+
+bool WatchdogServer::end_turn() {
+  std::lock_guard lock(mutex_);
+  turn_in_progress_ = false;
+  granted_fd_ = -1;
+  return std::exchange(granted_client_died_, false);
+}
+
+bool WatchdogServer::turn_abandoned() {
+  std::lock_guard lock(mutex_);
+  if (!turn_in_progress_ || !granted_client_died_ || abandonment_reported_) return false;
+  abandonment_reported_ = true;
+  return true;
+}
+
+bool WatchdogServer::close_turnstile() {
+  std::lock_guard lock(mutex_);
+  turnstile_closed_ = true;
+  for (int& fd : in_line_) close_fd(fd);
+  in_line_.clear();
+  turn_cv_.notify_all();
+  return turn_in_progress_;
+}
+
+void WatchdogServer::watch_granted_turn(short revents) {
+  std::lock_guard lock(mutex_);
+  if (revents && turn_in_progress_ && connection_broken(granted_fd_)) {
+    log::info("watchdog: a client died before it connected in its turn");
+    granted_client_died_ = true;
+  }
 }
 
 // A client that connected but never answered, or never said Hello, within the timeout is dropped.
@@ -287,11 +370,12 @@ void WatchdogServer::run() {
     drop_stale();
     std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
     for (const auto& challenge : challenged_) fds.push_back({challenge.fd, POLLIN, 0});
-    const size_t first_claimed = fds.size();
+    const size_t granted = fds.size();
     std::vector<uint32_t> keys;
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
+      fds.push_back({turn_in_progress_ && !granted_client_died_ ? granted_fd_ : -1, POLLIN, 0});
       for (auto& [key, fd] : claimed_) {
         fds.push_back({fd, POLLIN, 0});
         keys.push_back(key);
@@ -305,6 +389,8 @@ void WatchdogServer::run() {
       if (!fds[2 + i].revents || read_answer(challenged_[i])) waiting.push_back(std::move(challenged_[i]));
     challenged_ = std::move(waiting);
     if (fds[0].revents & POLLIN) accept_one();
+    watch_granted_turn(fds[granted].revents);
+    const size_t first_claimed = granted + 1;
     for (size_t i = first_claimed; i < fds.size(); ++i) {
       if (!fds[i].revents || !connection_broken(fds[i].fd)) continue;
       const uint32_t key = keys[i - first_claimed];
@@ -322,41 +408,93 @@ void WatchdogServer::run() {
 
 // --- WatchdogConnection ----------------------------------------------------------------
 
+namespace {
+
+enum class Admission { unreachable, refused, unanswered, admitted };
+
+// Connects and answers the proxy's challenge; `fd` and `ahead` (clients before this one) when admitted.
+Admission answer_challenge(const std::string& host, uint16_t port, Clock::time_point deadline, const Bytes& secret,
+                           std::chrono::milliseconds peer_timeout, int& fd, uint32_t& ahead) {
+  fd = connect_with_timeout(host, port, deadline);
+  if (fd < 0) return Admission::unreachable;
+  set_peer_timeout(fd, peer_timeout);  // also while waiting in line: a vanished node is noticed
+  Bytes nonce(auth_nonce_bytes);
+  if (const Read read = read_exactly(fd, nonce.data(), nonce.size(), deadline); read != Read::done) {
+    close_fd(fd);
+    return read == Read::closed ? Admission::unreachable : Admission::unanswered;
+  }
+  const Bytes answer = auth_answer(secret, nonce);
+  std::byte place[sizeof(uint32_t)];
+  const Read read = write_all(fd, answer.data(), answer.size()) ? read_exactly(fd, place, sizeof place, deadline)
+                                                                 : Read::closed;
+  if (read == Read::done) {
+    ahead = from_little_endian<uint32_t>(place);
+    return Admission::admitted;
+  }
+  close_fd(fd);
+  return read == Read::closed ? Admission::refused : Admission::unanswered;
+}
+
+// Reads the token and the port of this client's turn.
+bool receive_turn(int fd, Clock::time_point deadline, Bytes& token, std::string& mpi_port) {
+  token.resize(watchdog_token_bytes);
+  std::byte length[sizeof(uint16_t)];
+  if (read_exactly(fd, token.data(), token.size(), deadline) != Read::done ||
+      read_exactly(fd, length, sizeof length, deadline) != Read::done)
+    return false;
+  mpi_port.resize(from_little_endian<uint16_t>(length));
+  return mpi_port.size() <= max_mpi_port_bytes &&
+         read_exactly(fd, mpi_port.data(), mpi_port.size(), deadline) == Read::done;
+}
+
+}  // namespace
+
 std::optional<WatchdogConnection> WatchdogConnection::open(const std::vector<std::string>& hosts, uint16_t port,
                                                            std::chrono::milliseconds timeout,
                                                            std::chrono::milliseconds peer_timeout,
                                                            const Bytes& secret) {
-  const auto deadline = Clock::now() + timeout;
-  for (const auto& host : hosts) {
-    int fd = connect_with_timeout(host, port, deadline);
-    if (fd < 0) continue;
-    Bytes nonce(auth_nonce_bytes);
-    if (!read_exactly(fd, nonce.data(), nonce.size(), deadline)) {
+  constexpr int attempts = 3;
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    bool unanswered = false;
+    for (const auto& host : hosts) {
+      int fd = -1;
+      uint32_t ahead = 0;
+      switch (answer_challenge(host, port, Clock::now() + timeout, secret, peer_timeout, fd, ahead)) {
+        case Admission::unreachable: continue;
+        case Admission::unanswered: unanswered = true; continue;
+        case Admission::refused:
+          log::error("the proxy at ", host, ":", port, " refused this client: wrong or missing shared secret (secret_file)");
+          return std::nullopt;
+        case Admission::admitted: break;
+      }
+      Bytes token;
+      std::string mpi_port;
+      const auto wait = timeout * (ahead + 1);
+      if (receive_turn(fd, Clock::now() + wait, token, mpi_port)) {
+        log::debug("watchdog: connected to ", host, ":", port, " after ", ahead, " client(s) ahead");
+        return WatchdogConnection(fd, std::move(token), std::move(mpi_port));
+      }
       close_fd(fd);
-      continue;
+      log::error("the proxy at ", host, ":", port, " did not give this client its turn to connect within ",
+                 wait.count(), " ms (", ahead, " client(s) ahead)");
+      return std::nullopt;
     }
-    const Bytes answer = auth_answer(secret, nonce);
-    Bytes token(watchdog_token_bytes);
-    if (write_all(fd, answer.data(), answer.size()) && read_exactly(fd, token.data(), token.size(), deadline)) {
-      set_peer_timeout(fd, peer_timeout);
-      log::debug("watchdog: connected to ", host, ":", port);
-      return WatchdogConnection(fd, std::move(token));
-    }
-    close_fd(fd);
-    log::error("the proxy at ", host, ":", port, " refused this client: wrong or missing shared secret (secret_file)");
-    return std::nullopt;
+    if (!unanswered) return std::nullopt;  // nothing listens: the proxy is gone
+    log::warn("the proxy's watchdog at port ", port, " did not answer within ", timeout.count(), " ms (attempt ",
+              attempt, " of ", attempts, ")");
   }
   return std::nullopt;
 }
 
 WatchdogConnection::WatchdogConnection(WatchdogConnection&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), token_(std::move(other.token_)) {}
+    : fd_(std::exchange(other.fd_, -1)), token_(std::move(other.token_)), mpi_port_(std::move(other.mpi_port_)) {}
 
 WatchdogConnection& WatchdogConnection::operator=(WatchdogConnection&& other) noexcept {
   if (this != &other) {
     close_fd(fd_);
     fd_ = std::exchange(other.fd_, -1);
     token_ = std::move(other.token_);
+    mpi_port_ = std::move(other.mpi_port_);
   }
   return *this;
 }

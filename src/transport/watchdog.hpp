@@ -4,12 +4,22 @@
 // whole node vanishes, TCP keepalive and the user timeout notice it within the
 // configured peer timeout. At the start the proxy challenges the client to prove
 // the cluster's shared secret (secret.hpp; without one configured, any answer
-// passes), then sends a token, which the client echoes in its MPI Hello: it ties
-// the socket to the session, and only a client that passed the challenge has one.
+// passes) and answers with the client's place in line. When the client's turn comes it
+// sends a token and a fresh MPI port name: the client connects to that port and echoes
+// the token in its MPI Hello, which ties the socket to the session; only a client that
+// passed the challenge has one.
+//
+// The turns serialise MPI connections: Open MPI 4.1's connect/accept exchanges its
+// data under keys named after the port in ompi-server, so clients connecting to one port
+// at once take each other's keys, and the proxy's accept waits for ever on a pairing that
+// never completes (docs/FINDINGS.md). A port per turn also keeps a client that died in
+// the middle of connecting from leaving its key behind for the next one.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -23,6 +33,7 @@
 namespace hivecl::transport {
 
 inline constexpr size_t watchdog_token_bytes = 16;
+inline constexpr size_t max_mpi_port_bytes = 1024;  // Open MPI's MPI_MAX_PORT_NAME
 
 // Proxy side: accepts watchdog connections and reports the loss of claimed ones.
 class WatchdogServer {
@@ -44,6 +55,19 @@ class WatchdogServer {
   // Closes the connection of `key` (the session ended): the client sees the proxy's side go away.
   void release(uint32_t key);
 
+  // The turnstile, for the accept thread: blocks until a client waits in line (its
+  // connection; -1 once the turnstile is closed).
+  int wait_for_turn();
+  // Gives that client its token and the port to connect to; false if it is gone.
+  bool grant_turn(int fd, const std::string& mpi_port);
+  // The accept of the granted turn returned; true if that turn's client died before it
+  // did (what the accept returned is then the waker's connection, or a dead client's).
+  bool end_turn();
+  // True, once, when the client of the turn in progress died: its accept needs waking.
+  bool turn_abandoned();
+  // No more turns; true if one is in progress (its accept needs waking).
+  bool close_turnstile();
+
  private:
   struct Pending {
     int fd;
@@ -62,6 +86,7 @@ class WatchdogServer {
   // Reads what arrived of a challenge's answer; false once the challenge is settled.
   bool read_answer(Challenge& challenge);
   void admit(int fd);
+  void watch_granted_turn(short revents);
   void drop_stale();
   void wake();
 
@@ -77,14 +102,24 @@ class WatchdogServer {
   bool stopping_ = false;
   std::map<protocol::Bytes, Pending> unclaimed_;
   std::map<uint32_t, int> claimed_;
+  // The turnstile (mutex_): admitted clients in line, the granted one, its state.
+  std::deque<int> in_line_;
+  std::condition_variable turn_cv_;
+  bool turnstile_closed_ = false;
+  int granted_fd_ = -1;
+  bool turn_in_progress_ = false;
+  bool granted_client_died_ = false;
+  bool abandonment_reported_ = false;
 };
 
 // Client side: one connection to a proxy, made before any MPI_Comm_connect (connecting
 // over MPI to a dead port hangs for ever; a refused TCP connection says so at once).
 class WatchdogConnection {
  public:
-  // Tries each host in turn, answering the proxy's challenge with `secret` (empty: none);
-  // nullopt when none answers with a token within `timeout`, or the proxy refused the answer.
+  // Tries each host in turn, answering the proxy's challenge with `secret` (empty: none),
+  // then waits for its turn; nullopt when the proxy refused the answer, when none answers
+  // within `timeout` (each of 3 attempts, for a proxy slowed by load), or the turn does not
+  // come within `timeout` for each client ahead in line.
   static std::optional<WatchdogConnection> open(const std::vector<std::string>& hosts, uint16_t port,
                                                 std::chrono::milliseconds timeout,
                                                 std::chrono::milliseconds peer_timeout,
@@ -97,11 +132,15 @@ class WatchdogConnection {
 
   int fd() const { return fd_; }
   const protocol::Bytes& token() const { return token_; }
+  // The MPI port that the proxy opened for this client's turn.
+  const std::string& mpi_port() const { return mpi_port_; }
 
  private:
-  WatchdogConnection(int fd, protocol::Bytes token) : fd_(fd), token_(std::move(token)) {}
+  WatchdogConnection(int fd, protocol::Bytes token, std::string mpi_port)
+      : fd_(fd), token_(std::move(token)), mpi_port_(std::move(mpi_port)) {}
   int fd_ = -1;
   protocol::Bytes token_;
+  std::string mpi_port_;
 };
 
 // Client side: watches the connections of every proxy in one thread, which sleeps in poll().

@@ -446,26 +446,30 @@ TEST_CASE("100 sequential and 8 concurrent clients leave the proxy as they found
   const size_t concurrent_rounds = 3;
   const auto probe = [] { return run_program({FAULT_CLIENT_PATH, "probe", "2>&1"}); };
   const std::string released_all = " holds 0 objects, 0 buffer bytes";
-  for (int i = 0; i < 3; ++i) REQUIRE(probe().first == 0);  // warms the proxy's caches before the first sample
-  const size_t sessions_before = count_in_proxy_log(released_all);
-  const size_t rss_before = proxy_rss_kib();
-  size_t failed = 0;
-  for (size_t i = 0; i < sequential; ++i) failed += probe().first != 0;
-  for (size_t round = 0; round < concurrent_rounds; ++round) {
+  // All at once: the proxy's watchdog lets them connect over MPI one at a time (before
+  // those turns, eight at once made its accept wait for ever; docs/FINDINGS.md).
+  const auto concurrent_round = [&] {
     std::vector<std::future<std::pair<int, std::string>>> clients;
-    // Started 300 ms apart: eight MPI_Comm_connect at the same instant on a loaded 2-core
-    // machine made a PMIx name lookup time out, and ORTE then ended the proxy's job.
-    for (size_t i = 0; i < concurrent; ++i) {
-      clients.push_back(std::async(std::launch::async, probe));
-      std::this_thread::sleep_for(300ms);
-    }
+    for (size_t i = 0; i < concurrent; ++i) clients.push_back(std::async(std::launch::async, probe));
+    size_t failed_here = 0;
     for (auto& client : clients) {
       const auto [exit_status, output] = client.get();
       INFO(output);
       CHECK(exit_status == 0);
-      failed += exit_status != 0;
+      failed_here += exit_status != 0;
     }
-  }
+    return failed_here;
+  };
+  // Warms the proxy's caches, and its allocator's per-thread arenas for that many sessions
+  // at once (memory glibc keeps, not a leak: LeakSanitizer and memcheck check those),
+  // before the first sample.
+  for (int i = 0; i < 3; ++i) REQUIRE(probe().first == 0);
+  REQUIRE(concurrent_round() == 0);
+  const size_t sessions_before = count_in_proxy_log(released_all);
+  const size_t rss_before = proxy_rss_kib();
+  size_t failed = 0;
+  for (size_t i = 0; i < sequential; ++i) failed += probe().first != 0;
+  for (size_t round = 0; round < concurrent_rounds; ++round) failed += concurrent_round();
   CHECK(failed == 0);
   const size_t expected = sessions_before + sequential + concurrent * concurrent_rounds;
   const auto deadline = Clock::now() + 30s;
@@ -478,7 +482,9 @@ TEST_CASE("100 sequential and 8 concurrent clients leave the proxy as they found
   // exit, is the check (with-cluster.sh fails on its reports).
   (void)rss_after;
 #else
-  CHECK(rss_after < rss_before + 32 * 1024);
+  // Under valgrind (tests/sanitizer/valgrind-soak.sh) the RSS is memcheck's; its leak check
+  // at the proxy's exit is the check.
+  if (std::getenv("HIVECL_SOAK_MEMORY_CHECKER") == nullptr) CHECK(rss_after < rss_before + 32 * 1024);
 #endif
 }
 
