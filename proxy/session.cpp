@@ -1,5 +1,6 @@
 #include "proxy/session.hpp"
 
+#include <malloc.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -314,6 +315,9 @@ void Session::teardown() {
   staging_.clear();
   log::info("disconnected: released ", objects.size(), " objects; holds ", usage_.objects(),
             " objects, ", usage_.memory_bytes(), " buffer bytes");
+  // glibc keeps what the session's threads freed in their arenas; a shared proxy's memory
+  // would otherwise ratchet up with every burst of clients.
+  malloc_trim(0);
   finished_ = true;
 }
 
