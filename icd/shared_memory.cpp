@@ -35,7 +35,8 @@ Registry& registry() {
 }  // namespace
 
 std::unique_ptr<SharedShadow> SharedShadow::create(Connection* connection, size_t size) {
-  if (size < min_shared_bytes || !connection->moves_by_memory()) return nullptr;
+  // In-process the native runtime uses the memory itself: nothing to share.
+  if (size < min_shared_bytes || connection->data_path() != transport::DataPath::memory) return nullptr;
   Registry& all = registry();
   {
     std::lock_guard lock(all.mutex);

@@ -9,6 +9,11 @@
 #include <initializer_list>
 #include <limits>
 
+// Khronos headers older than 2020 (Ubuntu 24.04's among them) lack this 1.2 channel type.
+#ifndef CL_UNORM_INT24
+#define CL_UNORM_INT24 0x10DF
+#endif
+
 namespace hivecl {
 
 // Channels of a channel order; 0 for an unknown order.

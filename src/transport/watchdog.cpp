@@ -198,7 +198,7 @@ void WatchdogServer::wake() { poke(wake_pipe_[1]); }
 bool WatchdogServer::claim(const Bytes& token, uint32_t key) {
   {
     std::lock_guard lock(mutex_);
-    const auto it = unclaimed_.find(token);
+    const auto it = unclaimed_.find(std::string(reinterpret_cast<const char*>(token.data()), token.size()));
     if (it == unclaimed_.end()) return false;
     claimed_[key] = it->second.fd;
     unclaimed_.erase(it);
@@ -301,7 +301,7 @@ bool WatchdogServer::grant_turn(int fd, const std::string& mpi_port) {
     close_fd(fd);
     return false;
   }
-  unclaimed_[token] = Pending{fd, Clock::now()};
+  unclaimed_[std::string(reinterpret_cast<const char*>(token.data()), token.size())] = Pending{fd, Clock::now()};
   granted_fd_ = fd;
   turn_in_progress_ = true;
   granted_client_died_ = false;

@@ -100,7 +100,7 @@ class WatchdogServer {
   std::thread thread_;
   std::mutex mutex_;
   bool stopping_ = false;
-  std::map<protocol::Bytes, Pending> unclaimed_;
+  std::map<std::string, Pending> unclaimed_;  // by token (as text: GCC 13 misreads byte-vector keys)
   std::map<uint32_t, int> claimed_;
   // The turnstile (mutex_): admitted clients in line, the granted one, its state.
   std::deque<int> in_line_;
