@@ -16,7 +16,6 @@ constexpr size_t min_shared_bytes = 64u << 10;
 constexpr size_t max_segments = 1024;
 
 struct Registered {
-  size_t size;
   const Connection* connection;
   protocol::SharedRange range;  // offset 0
 };
@@ -46,7 +45,7 @@ std::unique_ptr<SharedShadow> SharedShadow::create(Connection* connection, size_
   if (!segment) return nullptr;
   const uint64_t number = all.next_number++;
   std::lock_guard lock(all.mutex);
-  all.segments.emplace(segment->data(), Registered{size, connection,
+  all.segments.emplace(segment->data(), Registered{connection,
                                                    {.segment = number, .fd = segment->fd(), .inode = segment->inode(),
                                                     .segment_size = size}});
   return std::unique_ptr<SharedShadow>(new SharedShadow(connection, number, std::move(segment)));
@@ -68,7 +67,8 @@ protocol::SharedRange shared_range(const Connection* connection, const void* poi
   if (it == all.segments.begin()) return {};
   --it;
   const size_t offset = static_cast<size_t>(bytes - it->first);
-  if (it->second.connection != connection || offset > it->second.size || size > it->second.size - offset) return {};
+  const uint64_t segment_size = it->second.range.segment_size;
+  if (it->second.connection != connection || offset > segment_size || size > segment_size - offset) return {};
   protocol::SharedRange range = it->second.range;
   range.offset = offset;
   return range;
