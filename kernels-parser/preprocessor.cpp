@@ -15,7 +15,7 @@ namespace {
 constexpr int max_include_depth = 32;
 // Limits that keep hostile or runaway sources from exhausting the stack or memory.
 constexpr int max_nesting = 256;
-constexpr size_t max_expanded_tokens = size_t{1} << 22;
+constexpr size_t max_expanded_tokens = size_t{1} << 20;  // real kernels stay far below
 
 // Names the device compiler (or its headers) may define: their values are not known here.
 bool device_may_define(const std::string& name) {
@@ -28,7 +28,7 @@ bool device_may_define(const std::string& name) {
 }
 
 bool hides(const Token& token, const std::string& name) {
-  return std::find(token.hidden.begin(), token.hidden.end(), name) != token.hidden.end();
+  return token.hidden && token.hidden->contains(name);
 }
 
 Token number_token(long long value) { return {TokenKind::number, std::to_string(value), {}}; }
@@ -176,15 +176,29 @@ class Expander {
     result.insert(result.end(), std::make_move_iterator(item.begin()), std::make_move_iterator(item.end()));
   }
 
+  // The call's hide set plus its macro, plus the macros of `own` (a token's set from an argument).
+  static std::shared_ptr<const HideSet> hide_set(const HideSet* own, const Token& call) {
+    const auto size_with = [](const std::shared_ptr<const HideSet>& rest) { return rest ? rest->size + 1 : 1; };
+    auto set = std::make_shared<const HideSet>(HideSet{call.text, call.hidden, size_with(call.hidden)});
+    for (; own; own = own->rest.get())
+      if (!set->contains(own->macro)) set = std::make_shared<const HideSet>(HideSet{own->macro, set, size_with(set)});
+    return set;
+  }
+
   // Puts the replacement back in front of the input, hidden from the macro that made it.
   void replace(const Token& call, std::vector<Token> replacement) {
+    if (call.hidden && call.hidden->size > static_cast<size_t>(max_nesting)) {
+      preprocessor_.uncertain("macros nested too deeply");  // also bounds the hide sets' length
+      input_.clear();
+      return;
+    }
     if (!preprocessor_.spend(replacement.size())) {
       input_.clear();
       return;
     }
+    const auto call_hides = hide_set(nullptr, call);
     for (auto it = replacement.rbegin(); it != replacement.rend(); ++it) {
-      it->hidden.insert(it->hidden.end(), call.hidden.begin(), call.hidden.end());
-      it->hidden.push_back(call.text);
+      it->hidden = it->hidden ? hide_set(it->hidden.get(), call) : call_hides;
       input_.push_back(std::move(*it));
     }
   }

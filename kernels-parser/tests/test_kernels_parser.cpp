@@ -202,6 +202,9 @@ TEST_CASE("runaway macros and deep nesting end uncertain, without exhausting the
   for (int i = 0; i < 40; ++i)
     doubling += "#define M" + std::to_string(i) + " M" + std::to_string(i + 1) + " M" + std::to_string(i + 1) + "\n";
   CHECK_FALSE(parse(doubling + "M0\nkernel void k(int x) {}").certain);
+  std::string chain;
+  for (int i = 0; i < 1000; ++i) chain += "#define C" + std::to_string(i) + " C" + std::to_string(i + 1) + "\n";
+  CHECK_FALSE(parse(chain + "C0\nkernel void k(int x) {}").certain);
   std::string nested;
   for (int i = 0; i < 5000; ++i) nested += "F(";
   nested += "1" + std::string(5000, ')');
