@@ -190,13 +190,15 @@ bool Session::next_frame(Bytes& frame) {
   for (int spin = 0; spin < 100 && inbox_size_.load(std::memory_order_acquire) == 0 && !lost_; ++spin)
     sched_yield();
   std::unique_lock lock(inbox_mutex_);
-  // A client that connected but never said Hello is dropped after the connect timeout.
-  const auto deadline = std::chrono::steady_clock::now() + server_.config().connect_timeout;
+  // A client that connected but never said Hello is dropped once its token could no longer be
+  // claimed. (The connect timeout was too short: under load a Hello came later, and the client
+  // saw its connection refused.)
+  const auto deadline = std::chrono::steady_clock::now() + server_.watchdog().claim_window();
   while (inbox_.empty() && !lost_) {
     if (greeted_) {
       inbox_cv_.wait(lock);
     } else if (inbox_cv_.wait_until(lock, deadline) == std::cv_status::timeout && inbox_.empty()) {
-      log::warn("no Hello within the connect timeout");
+      log::warn("no Hello while its watchdog token could be claimed");
       return false;
     }
   }
@@ -283,7 +285,8 @@ void Session::handle(const Bytes& frame) {
 }
 
 std::shared_ptr<AttachedSegment> Session::shared_segment(const SharedRange& range) {
-  if (data_path_->kind() != transport::DataPath::memory) throw ClError{CL_INVALID_VALUE};
+  const auto path = data_path_->kind();
+  if (path != transport::DataPath::memory && path != transport::DataPath::in_process) throw ClError{CL_INVALID_VALUE};
   return shared_segments_.get(client_pid_, range);
 }
 

@@ -12,6 +12,9 @@ namespace hivecl::transport {
 using protocol::Bytes;
 using Clock = std::chrono::steady_clock;
 
+// Far longer than a dead peer's last frames take to come out of the sockets.
+constexpr auto comm_quarantine = std::chrono::seconds(10);
+
 void Completion::complete(OpStatus status) {
   state_.store(static_cast<uint32_t>(status), std::memory_order_release);
   state_.notify_all();
@@ -107,6 +110,7 @@ void Engine::run(std::function<bool()> setup, std::function<void()> teardown) {
     if (stopping_.load(std::memory_order_acquire)) break;
     activity |= test_operations();
     activity |= poll_listeners();
+    if (!quarantine_.empty()) activity |= drain_quarantine(false);
     if (activity) {
       last_activity = Clock::now();
     } else if (Clock::now() - last_activity > tuning_.spin) {
@@ -118,6 +122,7 @@ void Engine::run(std::function<bool()> setup, std::function<void()> teardown) {
     }
   }
   abandon_all();
+  drain_quarantine(true);
   if (teardown) teardown();
   graveyard_.clear();
 }
@@ -245,8 +250,28 @@ void Engine::drop_link(const LinkPtr& link) {
     }
     finish(i, OpStatus::cancelled);
   }
-  MPI_Comm comm = link->comm();
-  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  if (link->comm() != MPI_COMM_NULL) quarantine_.push_back({link->comm(), Clock::now() + comm_quarantine});
+}
+
+// Discards the frames that arrived on the quarantined communicators; frees those whose time
+// is up (all of them when the engine stops). True if there were frames.
+bool Engine::drain_quarantine(bool release_all) {
+  bool drained = false;
+  const auto now = Clock::now();
+  std::erase_if(quarantine_, [&](Quarantined& quarantined) {
+    int found = 1;
+    while (found) {
+      MPI_Message message = MPI_MESSAGE_NULL;
+      if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, quarantined.comm, &found, &message, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        break;
+      if (found) MPI_Mrecv(nullptr, 0, MPI_BYTE, &message, MPI_STATUS_IGNORE);  // truncated: discarded
+      drained |= found != 0;
+    }
+    if (!release_all && now < quarantined.until) return false;
+    MPI_Comm_free(&quarantined.comm);
+    return true;
+  });
+  return drained;
 }
 
 bool Engine::has_attention() const {

@@ -115,6 +115,13 @@ class Engine {
     LinkPtr link;
   };
   using Command = std::variant<Operation, Listener, Forget>;
+  // A dropped link's communicator, emptied and kept a while before it is freed: Open MPI gives
+  // the next communicator the lowest free context id, and frames a killed client sent just
+  // before it died were matched on the next client's ("Flush before Hello", its Hello lost).
+  struct Quarantined {
+    MPI_Comm comm;
+    std::chrono::steady_clock::time_point until;
+  };
 
   void submit(Command&& command);
   void run(std::function<bool()> setup, std::function<void()> teardown);
@@ -124,6 +131,7 @@ class Engine {
   bool poll_listeners();
   void finish(size_t index, OpStatus status);
   void drop_link(const LinkPtr& link);
+  bool drain_quarantine(bool release_all);
   bool has_attention() const;
   void idle_wait(std::chrono::steady_clock::time_point last_activity);
   void abandon_all();
@@ -138,6 +146,7 @@ class Engine {
   bool started_ = false;
   bool setup_ok_ = false;
   std::condition_variable started_cv_;
+  std::vector<Quarantined> quarantine_;
 
   // Engine-thread state.
   std::vector<Operation> active_;

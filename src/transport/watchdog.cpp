@@ -341,11 +341,15 @@ void WatchdogServer::watch_granted_turn(short revents) {
   }
 }
 
-// A client that connected but never answered, or never said Hello, within the timeout is dropped.
 // Hello comes after MPI_Comm_connect, which took over 10 s for clients starting together on a
-// loaded 2-core machine (the soak test): it gets that much longer.
-void WatchdogServer::drop_stale() {
+// loaded 2-core machine (the soak test): it gets that much longer than a challenge.
+std::chrono::milliseconds WatchdogServer::claim_window() const {
   using namespace std::chrono_literals;
+  return peer_timeout_ * 2 + 30s;
+}
+
+// A client that connected but never answered, or never said Hello, within the timeout is dropped.
+void WatchdogServer::drop_stale() {
   const auto older_than = [&](Clock::time_point since, Clock::duration limit) { return Clock::now() - since > limit; };
   const auto stale = [&](Clock::time_point since) { return older_than(since, peer_timeout_ * 2); };
   std::erase_if(challenged_, [&](Challenge& challenge) {
@@ -356,7 +360,7 @@ void WatchdogServer::drop_stale() {
   });
   std::lock_guard lock(mutex_);
   for (auto it = unclaimed_.begin(); it != unclaimed_.end();) {
-    if (!older_than(it->second.since, peer_timeout_ * 2 + 30s)) {
+    if (!older_than(it->second.since, claim_window())) {
       ++it;
       continue;
     }

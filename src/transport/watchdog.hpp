@@ -54,6 +54,8 @@ class WatchdogServer {
   bool claim(const protocol::Bytes& token, uint32_t key);
   // Closes the connection of `key` (the session ended): the client sees the proxy's side go away.
   void release(uint32_t key);
+  // How long a granted token stays claimable: the time a connected client has to say Hello.
+  std::chrono::milliseconds claim_window() const;
 
   // The turnstile, for the accept thread: blocks until a client waits in line (its
   // connection; -1 once the turnstile is closed).
