@@ -34,8 +34,11 @@ Registry& registry() {
 }  // namespace
 
 std::unique_ptr<SharedShadow> SharedShadow::create(Connection* connection, size_t size) {
-  // In-process the native runtime uses the memory itself: nothing to share.
-  if (size < min_shared_bytes || connection->data_path() != transport::DataPath::memory) return nullptr;
+  // In-process too: the executors' wrapping buffer makes the native runtime page-lock the
+  // segment, as a native mapping of CL_MEM_ALLOC_HOST_PTR memory would be.
+  const auto path = connection->data_path();
+  if (size < min_shared_bytes || (path != transport::DataPath::memory && path != transport::DataPath::in_process))
+    return nullptr;
   Registry& all = registry();
   {
     std::lock_guard lock(all.mutex);

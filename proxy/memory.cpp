@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 #include "log.hpp"
 #include "proxy/executors.hpp"
@@ -90,18 +91,33 @@ StagingRing& staging_of(Session& session, cl_command_queue queue) {
 
 bool in_process(Session& session) { return session.data_path().kind() == transport::DataPath::in_process; }
 
+// The bytes of a shared segment for a transfer on `enqueue`'s queue, through this process's
+// mapping of it, which a wrapping buffer made page-locked; the segment stays mapped while held.
+std::pair<std::shared_ptr<AttachedSegment>, std::byte*> segment_memory(Call& call, const Enqueue& enqueue,
+                                                                       const SharedRange& range, uint64_t size) {
+  cl_context context = nullptr;
+  check(clGetCommandQueueInfo(enqueue.queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr));
+  auto segment = call.session.shared_segment(range);
+  std::byte* memory = segment->memory(context, range.offset, size);
+  return {std::move(segment), memory};
+}
+
 // In-process (transport/in_process.hpp) the native runtime moves the application's memory
 // itself, as natively, without staging; the status after the command's end (on the request's
-// data tag) tells a blocking transfer when to return.
-template <class Native>
-void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, uint64_t offset, uint64_t size,
-                       uint64_t host_address, protocol::ObjectId event_id, const Replier& status_to) {
+// data tag) tells a blocking transfer when to return. Memory in a shared segment (a mapped
+// CL_MEM_ALLOC_HOST_PTR buffer) goes through the segment's page-locked mapping.
+template <class Native, class Request>
+void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, const Request& request,
+                       const Replier& status_to) {
+  std::shared_ptr<AttachedSegment> segment;
+  void* host = reinterpret_cast<void*>(request.host_address);
+  if (request.shared.segment) std::tie(segment, host) = segment_memory(call, enqueue, request.shared, request.size);
   cl_event event = nullptr;
-  check(native(enqueue.queue, mem, CL_FALSE, offset, size, reinterpret_cast<void*>(host_address),
-               enqueue.wait_count(), enqueue.wait_list(), &event));
+  check(native(enqueue.queue, mem, CL_FALSE, request.offset, request.size, host, enqueue.wait_count(),
+               enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
-  when_complete(event, [status_to](cl_int status) { status_to.send_status(status); });
-  keep_event(call, event_id, event);
+  when_complete(event, [status_to, segment](cl_int status) { status_to.send_status(status); });
+  keep_event(call, request.tail.event, event);
 }
 
 // The event of a command made of several chunk commands: a marker after all of them
@@ -257,10 +273,7 @@ cl_event enqueue_empty(Native native, const Enqueue& enqueue, cl_mem mem, uint64
 template <class Native>
 cl_event transfer_with_segment(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, uint64_t offset,
                                uint64_t size, const SharedRange& range, std::function<void(cl_int)> done) {
-  cl_context context = nullptr;
-  check(clGetCommandQueueInfo(enqueue.queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr));
-  auto segment = call.session.shared_segment(range);
-  std::byte* memory = segment->memory(context, range.offset, size);
+  auto [segment, memory] = segment_memory(call, enqueue, range, size);
   cl_event event = nullptr;
   check(native(enqueue.queue, mem, CL_FALSE, offset, size, memory, enqueue.wait_count(), enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
@@ -280,8 +293,7 @@ void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
   check_data_path(session, request.host_address);
   session.statistics().count_to_client(request.size);
   if (in_process(session)) {
-    transfer_in_place(call, clEnqueueReadBuffer, enqueue, mem, request.offset, request.size, request.host_address,
-                      request.tail.event, later);
+    transfer_in_place(call, clEnqueueReadBuffer, enqueue, mem, request, later);
     later.reply<ReadBuffer>(CL_SUCCESS);
     return;
   }
@@ -337,8 +349,7 @@ void execute(Call& call, const WriteBuffer::Request& request, Replier later) {
   call.session.statistics().count_to_proxy(request.size);
   if (in_process(call.session)) {
     call.bulk_consumed = true;
-    transfer_in_place(call, clEnqueueWriteBuffer, enqueue, mem, request.offset, request.size, request.host_address,
-                      request.tail.event, later);
+    transfer_in_place(call, clEnqueueWriteBuffer, enqueue, mem, request, later);
     later.reply<WriteBuffer>(CL_SUCCESS);
     return;
   }
