@@ -19,7 +19,7 @@ Enqueue prepare_enqueue(Call& call, ObjectId queue, const EnqueueTail& tail) {
 void keep_event(Call& call, ObjectId id, cl_event event) {
   if (id != no_object) {
     call.session.add(id, ObjectKind::event, event);
-  } else {
+  } else if (event) {
     clReleaseEvent(event);
   }
 }

@@ -237,7 +237,7 @@ void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {
   cl_event event = nullptr;
   check(clEnqueueNDRangeKernel(enqueue.queue, kernel, request.work_dim, pointer(request.global_offset),
                                pointer(request.global_size), pointer(request.local_size), enqueue.wait_count(),
-                               enqueue.wait_list(), &event));
+                               enqueue.wait_list(), event_wanted(request.tail.event, event)));
   keep_event(call, request.tail.event, event);
 }
 
