@@ -7,6 +7,7 @@
 //   HIVECL_BENCH_EXAMPLES  replaces the list: "sgemm --size 4096;nbody --bodies 65536"
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -61,7 +62,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string directory = argv[1];
+  // CUDA's libOpenCL.so.1 cuts OCL_ICD_FILENAMES at its first ':' in this process's own
+  // environment when it lists platforms: the examples would see the first library alone.
+  const char* filenames = std::getenv("OCL_ICD_FILENAMES");
+  const std::string icd_filenames = filenames ? filenames : "";
   SideBySide bench("examples");
+  if (filenames) setenv("OCL_ICD_FILENAMES", icd_filenames.c_str(), 1);
   for (const std::string& command : example_commands(argc, argv)) {
     run_example(directory, command, bench.native.name);  // warm-up, not counted
     run_example(directory, command, bench.hivecl.name);
