@@ -83,9 +83,11 @@ class Connection final : transport::InProcessClient {
                          uint64_t* sequence = nullptr);
   // Sends a request and returns; `done` runs on the MPI progress thread when the reply
   // arrives (status CL_SUCCESS and the reply) or the proxy is lost (peer_lost_status): it
-  // must only hand the result on.
+  // must only hand the result on. `bulk` is sent after the request and must stay valid
+  // until the reply.
   template <class M>
-  void call_later(const typename M::Request& request, std::function<void(cl_int, const typename M::Reply&)> done);
+  void call_later(const typename M::Request& request, std::function<void(cl_int, const typename M::Reply&)> done,
+                  std::span<const std::byte> bulk = {});
   // Sends a request that has no reply.
   template <class M>
   void post(const typename M::Request& request);
@@ -176,7 +178,8 @@ typename M::Reply Connection::decode_reply(const PendingReply& pending) {
 
 template <class M>
 void Connection::call_later(const typename M::Request& request,
-                            std::function<void(cl_int, const typename M::Reply&)> done) {
+                            std::function<void(cl_int, const typename M::Reply&)> done,
+                            std::span<const std::byte> bulk) {
   static_assert(M::has_reply);
   if (!connected_) ensure_connected();
   if (lost_) throw ClError{peer_lost_status};
@@ -188,7 +191,10 @@ void Connection::call_later(const typename M::Request& request,
       done(error.code, {});
     }
   };
-  send_request(M::opcode, protocol::to_bytes(request), pending);
+  const uint64_t number =
+      send_request(M::opcode, protocol::to_bytes(request), pending, in_process_ ? bulk : std::span<const std::byte>{});
+  if (!bulk.empty() && !in_process_)  // its failure is the proxy's loss, which `done` hears of
+    transport::Transfer::send(engine_, link_, transport::data_tag(number), bulk.data(), bulk.size(), chunk_bytes_);
 }
 
 template <class M>

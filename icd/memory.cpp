@@ -64,6 +64,9 @@ _cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem) {
 
 namespace {
 
+// Whose memory a write reads: the application's, or HiveCL's own (a mapping's shadow).
+enum class HostMemory { application, hivecl };
+
 cl_ulong max_alloc_size(const _cl_context* context) {
   cl_ulong largest = 0;
   for (cl_device_id device : context->devices) {
@@ -198,23 +201,36 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
   }
 }
 
-// Host memory to the device: returns once the proxy holds the data (in its staging ring, or
-// on the device), so `pointer` may be reused.
+// Host memory to the device. A blocking write, or one from HiveCL's own memory (an unmap's,
+// which a release may free at once), returns once the proxy holds the data (in its staging
+// ring, or on the device). A non-blocking write from the application's memory returns at
+// once: the spec lets the application reuse that memory only after the write's event
+// completed, and a failure reaches that event.
 // The data is taken now, not when the command runs: the reads it may depend on (earlier on
 // the queue, or in its wait list) must have filled the application's memory first.
 // In-process the native runtime reads `pointer` itself, as natively: a blocking write
 // returns when the command has ended, a non-blocking one at once.
 void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, const void* pointer,
-                bool blocking, cl_command_type type) {
+                bool blocking, cl_command_type type, HostMemory memory = HostMemory::application) {
   Connection* connection = command.connection();
   if (!connection->in_process()) command.queue()->settle(command.position());  // their failures are theirs
   const SharedRange shared = shared_range(connection, pointer, size);
   const uint64_t address = shared.segment ? 0 : host_address(connection, pointer);
   const std::span<const std::byte> bulk(static_cast<const std::byte*>(pointer), address || shared.segment ? 0 : size);
+  WriteBuffer::Request request{.queue = command.queue()->id, .mem = mem->id, .offset = offset, .size = size,
+                               .tail = command.tail(), .host_address = address, .shared = shared};
+  if (!blocking && memory == HostMemory::application && !connection->in_process()) {
+    request.detached = true;
+    connection->call_later<WriteBuffer>(request, [](cl_int status, const WriteBuffer::Reply&) {
+      if (status != CL_SUCCESS)
+        log::warn("a write failed on the proxy after clEnqueueWriteBuffer had returned (status ", status,
+                  "); its event reports the failure");
+    }, bulk);
+    command.complete(type);
+    return;
+  }
   uint64_t sequence = 0;
-  connection->call<WriteBuffer>({.queue = command.queue()->id, .mem = mem->id, .offset = offset, .size = size,
-                                 .tail = command.tail(), .host_address = address, .shared = shared},
-                                bulk, &sequence);
+  connection->call<WriteBuffer>(request, bulk, &sequence);
   command.complete(type);
   if (connection->in_process()) {
     const auto written = connection->receive(sequence, nullptr, 0);
@@ -502,7 +518,8 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue command
     if (mem->image) return unmap_image(command, mem, mapping);
     const bool written = mapping.flags == 0 || (mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
     if (written) {
-      write_from(command, mem, mapping.offset, mapping.size, mapping.pointer, false, CL_COMMAND_UNMAP_MEM_OBJECT);
+      write_from(command, mem, mapping.offset, mapping.size, mapping.pointer, false, CL_COMMAND_UNMAP_MEM_OBJECT,
+                 HostMemory::hivecl);
     } else {
       enqueue_marker(command, CL_COMMAND_UNMAP_MEM_OBJECT, false);
     }

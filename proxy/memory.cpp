@@ -341,9 +341,11 @@ void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
   }
 }
 
+namespace {
+
 // Answered once the proxy holds the data (the application may then reuse its memory): after
 // the staging ring took it, or, from a shared segment, after the device did.
-void execute(Call& call, const WriteBuffer::Request& request, Replier later) {
+void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later) {
   const auto [enqueue, mem] = prepare_transfer(call, request);
   check_data_path(call.session, request.host_address);
   call.session.statistics().count_to_proxy(request.size);
@@ -367,6 +369,18 @@ void execute(Call& call, const WriteBuffer::Request& request, Replier later) {
     keep_event(call, request.tail.event, pipeline.run());
   }
   later.reply<WriteBuffer>(CL_SUCCESS);
+}
+
+}  // namespace
+
+void execute(Call& call, const WriteBuffer::Request& request, Replier later) {
+  try {
+    write_buffer(call, request, later);
+  } catch (const ClError& error) {
+    // The client has already given the application this write's event.
+    if (request.detached) keep_failed_event(call, request.queue, request.tail.event, error.code);
+    throw;
+  }
 }
 
 ForgetSegment::Reply execute(Call& call, const ForgetSegment::Request& request) {

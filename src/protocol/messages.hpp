@@ -15,7 +15,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 7;
+inline constexpr uint32_t protocol_version = 8;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -241,7 +241,9 @@ struct WriteBuffer {
     EnqueueTail tail;
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
     SharedRange shared;         // or, on that path, memory the proxy maps too
-    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared)
+    // A non-blocking write the client did not wait for: its event reports a failure.
+    bool detached = false;
+    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared, detached)
     uint64_t bulk_bytes() const { return host_address || shared.segment ? 0 : size; }
   };
   using Reply = Empty;

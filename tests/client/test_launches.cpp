@@ -1,10 +1,13 @@
-// Kernel launches through HiveCL: a launch whose shape the proxy accepted before is sent
-// without waiting for the proxy (one message, no round trip), and one that fails on the
-// proxy all the same reports the failure through its event. HiveCL only: natively every
-// launch answers at once, and the failing case needs a released buffer as an argument.
+// Commands HiveCL sends without waiting for the proxy: a kernel launch whose shape the proxy
+// accepted before (one message, no round trip), and a non-blocking write. One that fails on
+// the proxy all the same reports the failure through its event. HiveCL only: natively every
+// launch answers at once, and the failing cases need a released buffer as an argument or
+// memory no process can read.
 #include <CL/cl.h>
 #include <CL/cl_hivecl.h>
+#include <sys/mman.h>
 
+#include <string>
 #include <vector>
 
 #include "catch.hpp"
@@ -106,4 +109,37 @@ TEST_CASE("a launch that fails on the proxy after returning reports it through i
   REQUIRE(launcher.launch(5) == CL_SUCCESS);
   REQUIRE(launcher.launch(7) == CL_SUCCESS);
   CHECK(launcher.contents(launcher.data) == std::vector<int>(count, 1 + 5 + 7));
+}
+
+TEST_CASE("a non-blocking write that fails on the proxy after returning reports it through its event",
+          "[client][write]") {
+  Launcher launcher;
+  cl_device_id device = nullptr;
+  REQUIRE(clGetCommandQueueInfo(launcher.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) == CL_SUCCESS);
+  char path[32] = {};
+  REQUIRE(clGetDeviceInfo(device, CL_DEVICE_DATA_PATH_HIVECL, sizeof path, path, nullptr) == CL_SUCCESS);
+  // On the memory path the proxy reads the application's memory itself, after the call returned.
+  if (std::string(path) != "memory") {
+    WARN("not on the memory data path (" << path << "): nothing to check");
+    return;
+  }
+  const size_t bytes = count * sizeof(int);
+  void* unreadable = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(unreadable != MAP_FAILED);
+  cl_event failed = nullptr;
+  REQUIRE(clEnqueueWriteBuffer(launcher.queue, launcher.data, CL_FALSE, 0, bytes, unreadable, 0, nullptr, &failed) ==
+          CL_SUCCESS);
+  CHECK(clWaitForEvents(1, &failed) == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  cl_int status = CL_COMPLETE;
+  REQUIRE(clGetEventInfo(failed, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS);
+  CHECK(status < 0);
+  REQUIRE(clReleaseEvent(failed) == CL_SUCCESS);
+  munmap(unreadable, bytes);
+
+  // The queue goes on: a later non-blocking write and a launch are right.
+  const std::vector<int> ones(count, 1);
+  REQUIRE(clEnqueueWriteBuffer(launcher.queue, launcher.data, CL_FALSE, 0, bytes, ones.data(), 0, nullptr, nullptr) ==
+          CL_SUCCESS);
+  REQUIRE(launcher.launch(2) == CL_SUCCESS);
+  CHECK(launcher.contents(launcher.data) == std::vector<int>(count, 3));
 }
