@@ -273,7 +273,10 @@ cl_event enqueue_empty(Native native, const Enqueue& enqueue, cl_mem mem, uint64
 template <class Native>
 cl_event transfer_with_segment(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, uint64_t offset,
                                uint64_t size, const SharedRange& range, std::function<void(cl_int)> done) {
-  auto [segment, memory] = segment_memory(call, enqueue, range, size);
+  std::shared_ptr<AttachedSegment> segment;
+  std::byte* memory = nullptr;
+  // Not a structured binding: the lambda captures `segment`, which Clang 14 refuses for bindings.
+  std::tie(segment, memory) = segment_memory(call, enqueue, range, size);
   cl_event event = nullptr;
   check(native(enqueue.queue, mem, CL_FALSE, offset, size, memory, enqueue.wait_count(), enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
