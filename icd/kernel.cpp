@@ -9,6 +9,7 @@
 #include "icd/api.hpp"
 #include "kernels_parser.hpp"
 #include "log.hpp"
+#include "work_size.hpp"
 
 using namespace hivecl;
 using namespace hivecl::icd;
@@ -149,6 +150,7 @@ uint64_t device_size_max(const _cl_device_id* device) {
 void check_range(const _cl_device_id* device, cl_uint work_dim, const size_t* global_offset,
                  const size_t* global_size) {
   const uint64_t max = device_size_max(device);
+  if (work_items_overflow(global_size, work_dim)) throw ClError{CL_INVALID_GLOBAL_WORK_SIZE};
   for (cl_uint i = 0; i < work_dim; ++i) {
     if (global_size[i] > max) throw ClError{CL_INVALID_GLOBAL_WORK_SIZE};
     if (global_offset && global_offset[i] > max - global_size[i]) throw ClError{CL_INVALID_GLOBAL_OFFSET};

@@ -8,6 +8,7 @@
 
 #include "log.hpp"
 #include "proxy/executors.hpp"
+#include "work_size.hpp"
 
 namespace hivecl::proxy {
 
@@ -229,6 +230,8 @@ void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {
   if (request.work_dim > 3 || !sized(request.global_offset) || !sized(request.global_size) ||
       !sized(request.local_size))
     throw ClError{CL_INVALID_VALUE};
+  if (!request.global_size.empty() && work_items_overflow(request.global_size.data(), request.work_dim))
+    throw ClError{CL_INVALID_GLOBAL_WORK_SIZE};
   for (const KernelArg& arg : request.args) apply(call.session, kernel, arg);
   const auto pointer = [](const std::vector<uint64_t>& values) -> const size_t* {
     static_assert(sizeof(size_t) == sizeof(uint64_t));

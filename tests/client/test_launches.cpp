@@ -143,3 +143,11 @@ TEST_CASE("a non-blocking write that fails on the proxy after returning reports 
   REQUIRE(launcher.launch(2) == CL_SUCCESS);
   CHECK(launcher.contents(launcher.data) == std::vector<int>(count, 3));
 }
+
+TEST_CASE("a launch of more than 2^64 work-items is refused, not run", "[client][launch]") {
+  Launcher launcher;
+  const size_t global[2] = {size_t{1} << 32, size_t{1} << 32};  // PoCL 3.1 aborts on it
+  CHECK(clEnqueueNDRangeKernel(launcher.queue, launcher.kernel, 2, nullptr, global, nullptr, 0, nullptr, nullptr) ==
+        CL_INVALID_GLOBAL_WORK_SIZE);
+  REQUIRE(clFinish(launcher.queue) == CL_SUCCESS);
+}
