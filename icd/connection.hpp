@@ -70,7 +70,7 @@ class Connection final : transport::InProcessClient {
   // How bulk data moves to and from this proxy (fixed at the handshake).
   transport::DataPath data_path() const { return data_path_; }
   // Whether requests name the application's memory by address instead of sending its data.
-  bool moves_by_memory() const { return data_path_ != transport::DataPath::mpi; }
+  bool moves_by_memory() const { return transport::moves_by_memory(data_path_); }
   bool in_process() const { return in_process_ != nullptr; }
   // The data path's name, or "" before the connection is made.
   const char* data_path_name() const { return connected_ ? transport::data_path_name(data_path_) : ""; }

@@ -285,8 +285,7 @@ void Session::handle(const Bytes& frame) {
 }
 
 std::shared_ptr<AttachedSegment> Session::shared_segment(const SharedRange& range) {
-  const auto path = data_path_->kind();
-  if (path != transport::DataPath::memory && path != transport::DataPath::in_process) throw ClError{CL_INVALID_VALUE};
+  if (!transport::moves_by_memory(data_path_->kind())) throw ClError{CL_INVALID_VALUE};
   return shared_segments_.get(client_pid_, range);
 }
 

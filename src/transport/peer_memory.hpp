@@ -26,6 +26,8 @@ enum class DataPath : uint8_t { mpi, memory, in_process };
 enum class DataPathChoice : uint8_t { automatic, mpi, memory };
 
 const char* data_path_name(DataPath path);
+// Whether the proxy reaches the client's memory itself (by address, or as shared segments).
+inline bool moves_by_memory(DataPath path) { return path != DataPath::mpi; }
 bool parse_data_path_choice(const std::string& text, DataPathChoice& out);
 
 // This boot of this machine (two processes with equal ids share a kernel).

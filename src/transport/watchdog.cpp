@@ -45,6 +45,11 @@ void poke(int fd) {
   (void)ignored;
 }
 
+// A token as the key of unclaimed_.
+std::string token_key(const Bytes& token) {
+  return std::string(reinterpret_cast<const char*>(token.data()), token.size());
+}
+
 // True when the peer closed the connection or it failed; nothing else is ever sent on it.
 bool connection_broken(int fd) {
   char byte;
@@ -198,7 +203,7 @@ void WatchdogServer::wake() { poke(wake_pipe_[1]); }
 bool WatchdogServer::claim(const Bytes& token, uint32_t key) {
   {
     std::lock_guard lock(mutex_);
-    const auto it = unclaimed_.find(std::string(reinterpret_cast<const char*>(token.data()), token.size()));
+    const auto it = unclaimed_.find(token_key(token));
     if (it == unclaimed_.end()) return false;
     claimed_[key] = it->second.fd;
     unclaimed_.erase(it);
@@ -301,7 +306,7 @@ bool WatchdogServer::grant_turn(int fd, const std::string& mpi_port) {
     close_fd(fd);
     return false;
   }
-  unclaimed_[std::string(reinterpret_cast<const char*>(token.data()), token.size())] = Pending{fd, Clock::now()};
+  unclaimed_[token_key(token)] = Pending{fd, Clock::now()};
   granted_fd_ = fd;
   turn_in_progress_ = true;
   granted_client_died_ = false;
