@@ -250,7 +250,7 @@ void Engine::drop_link(const LinkPtr& link) {
     }
     finish(i, OpStatus::cancelled);
   }
-  if (link->comm() != MPI_COMM_NULL) quarantine_.push_back({link->comm(), Clock::now() + comm_quarantine, {}});
+  if (link->comm() != MPI_COMM_NULL) quarantine_.push_back({link->comm(), Clock::now() + comm_quarantine});
 }
 
 // Discards the frames that arrived on the quarantined communicators; frees those whose time
@@ -262,20 +262,12 @@ bool Engine::drain_quarantine(bool release_all) {
     int found = 1;
     while (found) {
       MPI_Message message = MPI_MESSAGE_NULL;
-      MPI_Request request = MPI_REQUEST_NULL;
       if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, quarantined.comm, &found, &message, MPI_STATUS_IGNORE) != MPI_SUCCESS)
         break;
-      // Truncated into nothing: discarded. Not waited for: a large frame's data may never come.
-      if (found && MPI_Imrecv(nullptr, 0, MPI_BYTE, &message, &request) == MPI_SUCCESS)
-        quarantined.discards.push_back(request);
+      if (found) MPI_Mrecv(nullptr, 0, MPI_BYTE, &message, MPI_STATUS_IGNORE);  // truncated: discarded
       drained |= found != 0;
     }
-    std::erase_if(quarantined.discards, [](MPI_Request& request) {
-      int done = 0;
-      return MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done;
-    });
     if (!release_all && now < quarantined.until) return false;
-    for (MPI_Request& request : quarantined.discards) MPI_Request_free(&request);  // as drop_link does
     MPI_Comm_free(&quarantined.comm);
     return true;
   });

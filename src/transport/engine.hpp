@@ -121,7 +121,6 @@ class Engine {
   struct Quarantined {
     MPI_Comm comm;
     std::chrono::steady_clock::time_point until;
-    std::vector<MPI_Request> discards;  // receives of matched frames; a dead sender may never finish one
   };
 
   void submit(Command&& command);
