@@ -155,6 +155,7 @@ void Connection::accept_hello_reply(const Bytes& frame) {
   session_ = reply.session;
   data_path_ = static_cast<transport::DataPath>(reply.data_path);
   chunk_bytes_ = reply.chunk_bytes;
+  max_message_bytes_ = reply.max_message_bytes;
 }
 
 uint64_t Connection::send_request(Opcode opcode, const Bytes& body, const std::shared_ptr<PendingReply>& pending,
@@ -162,6 +163,12 @@ uint64_t Connection::send_request(Opcode opcode, const Bytes& body, const std::s
   const uint64_t sequence = next_sequence_++;
   Bytes frame = to_bytes(FrameHeader{.opcode = opcode, .kind = FrameKind::request, .sequence = sequence});
   frame.insert(frame.end(), body.begin(), body.end());
+  // The proxy would drop it unanswered (its max_message_bytes): the call fails here instead.
+  if (frame.size() > max_message_bytes_) {
+    log::warn("a request of ", frame.size(), " bytes (opcode ", static_cast<unsigned>(opcode), ") is over proxy ",
+              record_.node, "'s max_message_bytes (", max_message_bytes_, ")");
+    throw ClError{CL_OUT_OF_RESOURCES};
+  }
   if (pending) {
     std::lock_guard lock(pending_mutex_);
     if (lost_) throw ClError{peer_lost_status};

@@ -128,6 +128,7 @@ class Connection final : transport::InProcessClient {
   Cluster& cluster_;
   transport::Engine& engine_;
   size_t chunk_bytes_;  // the proxy's, from Hello
+  uint64_t max_message_bytes_ = UINT64_MAX;  // the proxy's, from Hello: larger requests are refused
   transport::DataPath data_path_ = transport::DataPath::mpi;
   protocol::ProxyRecord record_;
   std::mutex connect_mutex_;

@@ -343,7 +343,8 @@ Hello::Reply execute(Call& call, const Hello::Request& request) {
   call.session.choose_data_path(request);
   return {.session = call.session.number(),
           .data_path = static_cast<uint8_t>(call.session.data_path().kind()),
-          .chunk_bytes = call.session.chunk_bytes()};
+          .chunk_bytes = call.session.chunk_bytes(),
+          .max_message_bytes = call.session.server().config().max_message_bytes};
 }
 
 Goodbye::Reply execute(Call& call, const Goodbye::Request&) {

@@ -15,7 +15,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 8;
+inline constexpr uint32_t protocol_version = 9;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -93,7 +93,8 @@ struct Hello {
     uint32_t session = 0;
     uint8_t data_path = 0;     // transport::DataPath the proxy chose
     uint64_t chunk_bytes = 0;  // size of the bulk data messages on the MPI path
-    HIVECL_FIELDS(session, data_path, chunk_bytes)
+    uint64_t max_message_bytes = 0;  // the largest request frame the proxy accepts
+    HIVECL_FIELDS(session, data_path, chunk_bytes, max_message_bytes)
   };
 };
 

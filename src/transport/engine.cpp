@@ -162,8 +162,6 @@ void Engine::begin(Operation&& op) {
   int rc = MPI_SUCCESS;
   if (op.is_send) {
     rc = MPI_Isend(op.data, count, MPI_BYTE, 0, op.tag, op.link->comm(), &request);
-  } else if (op.matched) {
-    rc = MPI_Imrecv(op.data, count, MPI_BYTE, &op.message, &request);
   } else {
     rc = MPI_Irecv(op.data, count, MPI_BYTE, 0, op.tag, op.link->comm(), &request);
   }
@@ -204,19 +202,30 @@ void Engine::finish(size_t index, OpStatus status) {
   if (op.done) op.done(status, std::move(op.owned));
 }
 
+bool Engine::receiving_control(const Listener& listener) const {
+  return std::any_of(active_.begin(), active_.end(), [&](const Operation& op) {
+    return op.probed && op.link == listener.link && op.tag == listener.tag;
+  });
+}
+
+// A frame is seen with MPI_Iprobe and received with MPI_Irecv, one at a time per listener so
+// that frames reach on_message in the order they were sent. Only the engine thread receives on
+// a listener's tag, so the receive takes the frame the probe saw. Not MPI_Improbe/MPI_Imrecv:
+// Open MPI 4.1's UCX PML leaves an MPI_Imrecv request's communicator unset, and MPI_Testsome
+// crashes on it (ompi_errhandler_request_invoke) when the receive fails: a truncated frame, a
+// sender that died (docs/FINDINGS.md).
 bool Engine::poll_listeners() {
   bool activity = false;
   for (size_t i = 0; i < listeners_.size(); ++i) {
     Listener& listener = listeners_[i];
     if (!listener.always && listener.link->expected_.load(std::memory_order_acquire) <= 0) continue;
+    if (receiving_control(listener)) continue;
     int found = 0;
-    MPI_Message message = MPI_MESSAGE_NULL;
     MPI_Status status;
-    if (MPI_Improbe(0, listener.tag, listener.link->comm(), &found, &message, &status) != MPI_SUCCESS || !found)
-      continue;
+    if (MPI_Iprobe(0, listener.tag, listener.link->comm(), &found, &status) != MPI_SUCCESS || !found) continue;
     int size = 0;
     MPI_Get_count(&status, MPI_BYTE, &size);
-    Operation op{.link = listener.link, .is_send = false, .tag = listener.tag, .matched = true, .message = message};
+    Operation op{.link = listener.link, .is_send = false, .tag = listener.tag, .probed = true};
     const bool too_large = static_cast<uint64_t>(size) > tuning_.max_message_bytes;
     // A frame over the limit is still received (into a small buffer, truncated) so it is consumed.
     op.owned.resize(too_large ? 16 : static_cast<size_t>(size));
@@ -237,20 +246,20 @@ void Engine::drop_link(const LinkPtr& link) {
   for (size_t i = active_.size(); i-- > 0;) {
     if (active_[i].link != link) continue;
     MPI_Request& request = requests_[i];
-    if (!active_[i].is_send && !active_[i].matched) {
+    if (!active_[i].is_send && !active_[i].probed) {
       MPI_Cancel(&request);
       int completed = 0;
       MPI_Test(&request, &completed, MPI_STATUS_IGNORE);
       if (!completed) MPI_Request_free(&request);
     } else {
-      // Sends and already-matched receives cannot be cancelled: release the request and
+      // Sends and receives of probed frames cannot be cancelled: release the request and
       // keep the engine's own buffer alive, since MPI may still touch it.
       MPI_Request_free(&request);
       graveyard_.push_back(std::move(active_[i].owned));
     }
     finish(i, OpStatus::cancelled);
   }
-  if (link->comm() != MPI_COMM_NULL) quarantine_.push_back({link->comm(), Clock::now() + comm_quarantine});
+  if (link->comm() != MPI_COMM_NULL) quarantine_.push_back({link->comm(), Clock::now() + comm_quarantine, {}});
 }
 
 // Discards the frames that arrived on the quarantined communicators; frees those whose time
@@ -259,19 +268,37 @@ bool Engine::drain_quarantine(bool release_all) {
   bool drained = false;
   const auto now = Clock::now();
   std::erase_if(quarantine_, [&](Quarantined& quarantined) {
-    int found = 1;
-    while (found) {
-      MPI_Message message = MPI_MESSAGE_NULL;
-      if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, quarantined.comm, &found, &message, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        break;
-      if (found) MPI_Mrecv(nullptr, 0, MPI_BYTE, &message, MPI_STATUS_IGNORE);  // truncated: discarded
-      drained |= found != 0;
-    }
+    drained |= discard_frames(quarantined);
     if (!release_all && now < quarantined.until) return false;
+    // As drop_link does: MPI releases an unfinished receive's request when it ends.
+    for (MPI_Request& discard : quarantined.discards) MPI_Request_free(&discard);
     MPI_Comm_free(&quarantined.comm);
     return true;
   });
   return drained;
+}
+
+// Receives each waiting frame into nothing (truncated), without waiting for it: a large
+// frame's data may never come from a dead sender. As poll_listeners, probe then receive.
+bool Engine::discard_frames(Quarantined& quarantined) {
+  bool found_any = false;
+  // A bounded number a pass: a flood of frames does not hold the engine thread.
+  for (int frame = 0; frame < 64; ++frame) {
+    int found = 0;
+    MPI_Status status;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, quarantined.comm, &found, &status) != MPI_SUCCESS || !found) break;
+    MPI_Request discard = MPI_REQUEST_NULL;
+    if (MPI_Irecv(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, quarantined.comm, &discard) != MPI_SUCCESS)
+      break;
+    quarantined.discards.push_back(discard);
+    found_any = true;
+  }
+  // A failed test (truncation) has ended and freed its request too.
+  std::erase_if(quarantined.discards, [](MPI_Request& discard) {
+    int ended = 0;
+    return MPI_Test(&discard, &ended, MPI_STATUS_IGNORE) != MPI_SUCCESS || ended;
+  });
+  return found_any;
 }
 
 bool Engine::has_attention() const {

@@ -102,8 +102,7 @@ class Engine {
     size_t size = 0;
     protocol::Bytes owned;
     Done done;
-    bool matched = false;  // a receive of a message already matched by MPI_Improbe
-    MPI_Message message = MPI_MESSAGE_NULL;
+    bool probed = false;  // a receive of a frame MPI_Iprobe saw: under way, not cancellable
   };
   struct Listener {
     LinkPtr link;
@@ -121,6 +120,7 @@ class Engine {
   struct Quarantined {
     MPI_Comm comm;
     std::chrono::steady_clock::time_point until;
+    std::vector<MPI_Request> discards;  // receives of its frames, not yet ended
   };
 
   void submit(Command&& command);
@@ -129,9 +129,11 @@ class Engine {
   void begin(Operation&& op);
   bool test_operations();
   bool poll_listeners();
+  bool receiving_control(const Listener& listener) const;
   void finish(size_t index, OpStatus status);
   void drop_link(const LinkPtr& link);
   bool drain_quarantine(bool release_all);
+  bool discard_frames(Quarantined& quarantined);
   bool has_attention() const;
   void idle_wait(std::chrono::steady_clock::time_point last_activity);
   void abandon_all();

@@ -1,0 +1,114 @@
+// The engine's control frames between two real MPI processes (mpirun -np 2): rank 0 sends
+// raw frames as any peer could, rank 1 listens with an Engine whose max_message_bytes is
+// 64 KiB, as a proxy does. Frames must reach the listener whole and in the order sent, a
+// frame over the limit must be dropped, and the listener's process must live on: Open MPI
+// 4.1's UCX PML crashed it on the truncated receive (docs/FINDINGS.md).
+// Exit status 0 when rank 1 saw exactly the expected frames.
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "transport/engine.hpp"
+#include "transport/mpi_defaults.hpp"
+#include "transport/tags.hpp"
+
+namespace {
+
+using hivecl::protocol::Bytes;
+namespace transport = hivecl::transport;
+
+constexpr uint64_t listener_limit = 64 << 10;
+
+Bytes frame_of(size_t size, unsigned seed) {
+  Bytes frame(size);
+  for (size_t i = 0; i < size; ++i) frame[i] = static_cast<std::byte>((i * 31 + seed) & 0xff);
+  return frame;
+}
+
+// In the order sent; the one over the limit is not expected back.
+struct Sent {
+  size_t size;
+  unsigned seed;
+};
+constexpr Sent frames[] = {{16, 1}, {60000, 2}, {24, 3}, {300000, 4}, {40, 5}, {2000000, 6}, {8, 7}};
+
+bool over_limit(const Sent& sent) { return sent.size > listener_limit; }
+
+void send_frames(MPI_Comm peer) {
+  for (const Sent& sent : frames) {
+    Bytes frame = frame_of(sent.size, sent.seed);
+    MPI_Send(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, 0, transport::control_tag, peer);
+  }
+}
+
+int receive_frames(MPI_Comm peer) {
+  transport::Engine engine;
+  engine.start({.max_message_bytes = listener_limit});
+  engine.wait_started();
+  auto link = std::make_shared<transport::Link>(peer);
+  std::mutex mutex;
+  std::vector<Bytes> received;
+  engine.listen(link, transport::control_tag, true, [&](Bytes&& frame) {
+    std::lock_guard lock(mutex);
+    received.push_back(std::move(frame));
+  });
+  std::vector<Bytes> expected;
+  for (const Sent& sent : frames)
+    if (!over_limit(sent)) expected.push_back(frame_of(sent.size, sent.seed));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    {
+      std::lock_guard lock(mutex);
+      if (received.size() >= expected.size()) break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  engine.stop();
+  std::lock_guard lock(mutex);
+  std::printf("engine-frames: %zu frames received, %zu expected\n", received.size(), expected.size());
+  if (received != expected) {
+    std::printf("engine-frames: the frames received are not the frames sent under the limit, in order\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const auto& [variable, value] : transport::mpi_defaults) setenv(variable, value, 0);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != 2 || provided != MPI_THREAD_MULTIPLE) {
+    std::printf("engine-frames: needs 2 processes and MPI_THREAD_MULTIPLE\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  // An intercommunicator whose remote group is the other process, as a proxy's link is.
+  MPI_Comm own = MPI_COMM_NULL;
+  MPI_Comm peer = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &own);
+  MPI_Intercomm_create(own, 0, MPI_COMM_WORLD, 1 - rank, 0, &peer);
+  MPI_Comm_set_errhandler(peer, MPI_ERRORS_RETURN);
+  int status = 0;
+  if (rank == 0) {
+    send_frames(peer);
+    MPI_Comm_free(&peer);
+  } else {
+    status = receive_frames(peer);  // the engine frees the link's communicator when it stops
+  }
+  int worst = 0;
+  MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Comm_free(&own);
+  MPI_Finalize();
+  return worst;
+}
