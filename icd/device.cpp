@@ -103,13 +103,15 @@ void apply_policy(_cl_device_id& device) {
     std::memcpy(&capabilities, v.data(), std::min(v.size(), sizeof capabilities));
     return as_bytes(capabilities & ~cl_device_exec_capabilities{CL_EXEC_NATIVE_KERNEL});
   });
-  // Sub-devices, SVM, pipes, on-device queues, IL programs, built-in kernels and sub-groups
-  // are not available through HiveCL yet. Images and samplers are the device's own.
+  // Sub-devices, SVM, pipes, on-device queues, IL programs, built-in kernels, sub-groups and
+  // 2D images from buffers are not available through HiveCL yet. Images and samplers are the
+  // device's own.
   for (cl_device_info zero_uint : {CL_DEVICE_PARTITION_MAX_SUB_DEVICES, CL_DEVICE_MAX_PIPE_ARGS,
                                    CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, CL_DEVICE_PIPE_MAX_PACKET_SIZE,
                                    CL_DEVICE_MAX_ON_DEVICE_QUEUES, CL_DEVICE_MAX_ON_DEVICE_EVENTS,
                                    CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE, CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE,
-                                   CL_DEVICE_MAX_NUM_SUB_GROUPS})
+                                   CL_DEVICE_MAX_NUM_SUB_GROUPS, CL_DEVICE_IMAGE_PITCH_ALIGNMENT,
+                                   CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT})
     override_value(device, zero_uint, as_bytes(cl_uint{0}));
   override_value(device, CL_DEVICE_PARTITION_PROPERTIES, as_bytes(cl_device_partition_property{0}));
   override_value(device, CL_DEVICE_PARTITION_AFFINITY_DOMAIN, as_bytes(cl_device_affinity_domain{0}));

@@ -35,8 +35,8 @@ EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, con
   // waits for it in turn, then covers it.
   for (cl_uint i = 0; i < wait_count; ++i) {
     if (!wait_events[i]->queue) continue;  // a user event: no data of its own
-    for (auto& incoming : wait_events[i]->queue->unsettled(wait_events[i]->position))
-      queue_->add_pending({std::move(incoming), position_});
+    for (auto& read : wait_events[i]->queue->unsettled(wait_events[i]->position))
+      queue_->add_pending({std::move(read.incoming), position_, read.fills});
   }
 }
 

@@ -134,6 +134,8 @@ HostLayout check_desc(const _cl_context* context, const cl_image_desc* desc, siz
   if (size[0] == 0 || size[1] == 0 || size[2] == 0) throw ClError{CL_INVALID_IMAGE_SIZE};
   if (!host_ptr && (desc->image_row_pitch || desc->image_slice_pitch)) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
   if (desc->image_row_pitch % element || desc->image_slice_pitch % element) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  // No HiveCL device makes 2D images from buffers (its image pitch alignment reads 0).
+  if (desc->image_type == CL_MEM_OBJECT_IMAGE2D && desc->buffer) throw ClError{CL_INVALID_OPERATION};
   const bool from_buffer = desc->image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER;
   if (from_buffer != (desc->buffer != nullptr)) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
   if (from_buffer && (!is_live(desc->buffer, HandleKind::mem) || desc->buffer->image ||
@@ -214,6 +216,12 @@ void check_region(const _cl_mem* image, const size_t* origin, const size_t* regi
     if (region[i] == 0 || origin[i] > size[i] || region[i] > size[i] - origin[i]) throw ClError{CL_INVALID_VALUE};
 }
 
+// The host memory a region laid out as `layout` spans, from its first byte to its last.
+HostRange span(const void* pointer, const HostLayout& layout, size_t element, const Sizes& region) {
+  return HostRange::of(pointer, (region[2] - 1) * layout.slice_step + (region[1] - 1) * layout.row_step +
+                                    region[0] * element);
+}
+
 // Device data of a region into host memory laid out as `layout`. The data arrives straight in
 // the application's memory when the layout is packed; otherwise in memory of its own, then
 // unpacked before returning (the read then completes before returning, as it may).
@@ -231,7 +239,7 @@ void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& or
                                .host_address = host_address(connection, target)},
                               {}, &sequence);
   auto incoming = connection->receive(sequence, target, bytes);
-  command.queue()->add_pending({incoming, command.position()});
+  command.queue()->add_pending({incoming, command.position(), span(pointer, layout, element, region)});
   command.complete(type, incoming);
   if (!blocking && packed) return;
   command.queue()->settle(command.position());
@@ -242,8 +250,9 @@ void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& or
 // Host memory laid out as `layout` to a region of the device; returns once the proxy holds it.
 void write_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& origin, const Sizes& region,
                   const HostLayout& layout, const void* pointer, cl_command_type type) {
-  command.queue()->settle(command.position());  // the reads it may depend on have filled `pointer`
   const size_t element = image->image->element_size;
+  // The reads before it that fill this memory must have filled it.
+  command.queue()->settle(command.position(), span(pointer, layout, element, region));
   const size_t bytes = packed_bytes(element, region);
   std::unique_ptr<std::byte[]> scratch;
   const void* source = pointer;

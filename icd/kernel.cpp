@@ -38,11 +38,6 @@ ArgClass class_of(kernels_parser::ArgKind kind) {
   return ArgClass::unknown;
 }
 
-std::shared_ptr<const kernels_parser::Program> parsed_source(_cl_program* program) {
-  std::lock_guard lock(program->parsed_mutex);
-  return program->parsed;
-}
-
 // The argument kinds: from the parsed source where it is certain and agrees with the device on
 // their number; otherwise from the proxy (clGetKernelArgInfo), never guessed.
 void learn_signature(_cl_kernel* kernel, const kernels_parser::Kernel* parsed, const KernelSignature& remote) {
@@ -207,7 +202,9 @@ void enqueue_kernel(EnqueuedCommand& command, cl_kernel kernel, cl_uint work_dim
   if (kernel->program->context.get() != command.queue()->context.get()) throw ClError{CL_INVALID_CONTEXT};
   // Checked here: work_dim says how many sizes to read from the application's arrays.
   if (work_dim < 1 || work_dim > 3) throw ClError{CL_INVALID_WORK_DIMENSION};
-  if (!global_size) throw ClError{CL_INVALID_GLOBAL_WORK_SIZE};
+  // OpenCL 2.1 and later: no global size is an empty range, which trivially succeeds.
+  static constexpr size_t empty_range[3] = {0, 0, 0};
+  if (!global_size) global_size = empty_range;
   check_range(command.queue()->device, work_dim, global_offset, global_size);
   // Held until the proxy has the launch: its arguments reach it in the order they were set.
   std::lock_guard lock(kernel->args_mutex);
@@ -238,7 +235,7 @@ CL_API_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char
   return guarded_create(errcode_ret, [&] {
     checked(program);
     if (!kernel_name) throw ClError{CL_INVALID_VALUE};
-    const auto parsed = parsed_source(program);
+    const auto parsed = program->parsed_kernels();
     const kernels_parser::Kernel* known = parsed ? parsed->certain_kernel(kernel_name) : nullptr;
     const ObjectId id = program->connection->new_id();
     const auto reply = program->connection->call<CreateKernel>(
@@ -259,7 +256,7 @@ CL_API_ENTRY cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_
     if (kernels && num_kernels < count) throw ClError{CL_INVALID_VALUE};
     if (num_kernels_ret) *num_kernels_ret = static_cast<cl_uint>(count);
     if (!kernels) return;
-    const auto parsed = parsed_source(program);
+    const auto parsed = program->parsed_kernels();
     std::vector<ObjectId> ids(count);
     for (auto& id : ids) id = program->connection->new_id();
     const auto reply = program->connection->call<CreateKernelsInProgram>(

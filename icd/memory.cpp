@@ -193,7 +193,7 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
                                           .shared = shared},
                                          {}, &sequence);
   auto incoming = command.connection()->receive(sequence, pointer, size);
-  command.queue()->add_pending({incoming, command.position()});
+  command.queue()->add_pending({incoming, command.position(), HostRange::of(pointer, size)});
   command.complete(type, incoming);
   if (blocking) {
     command.queue()->settle(command.position());
@@ -213,7 +213,8 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
 void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, const void* pointer,
                 bool blocking, cl_command_type type, HostMemory memory = HostMemory::application) {
   Connection* connection = command.connection();
-  if (!connection->in_process()) command.queue()->settle(command.position());  // their failures are theirs
+  // The reads before it that fill this memory must have filled it (their failures are theirs).
+  if (!connection->in_process()) command.queue()->settle(command.position(), HostRange::of(pointer, size));
   const SharedRange shared = shared_range(connection, pointer, size);
   const uint64_t address = shared.segment ? 0 : host_address(connection, pointer);
   const std::span<const std::byte> bulk(static_cast<const std::byte*>(pointer), address || shared.segment ? 0 : size);
@@ -285,6 +286,14 @@ struct HostBox {
   size_t slice_pitch;
 
   size_t packed_bytes() const { return region[0] * region[1] * region[2]; }
+  // The memory the box spans, from its first byte to its last.
+  HostRange span() const {
+    const auto at = [&](size_t x, size_t y, size_t z) {
+      return reinterpret_cast<uintptr_t>(base) + z * slice_pitch + y * row_pitch + x;
+    };
+    return {at(origin[0], origin[1], origin[2]),
+            at(origin[0] + region[0], origin[1] + region[1] - 1, origin[2] + region[2] - 1)};
+  }
   // Calls `row(host_row, packed_row)` for every row of the box.
   template <class Row>
   void for_each_row(std::byte* packed, Row row) const {
@@ -320,7 +329,7 @@ void read_rect_into(EnqueuedCommand& command, const _cl_mem* mem, const BufferBo
       std::memcpy(row, from, host.region[0]);
     });
   });
-  command.queue()->add_pending({incoming, command.position()});
+  command.queue()->add_pending({incoming, command.position(), host.span()});
   command.complete(CL_COMMAND_READ_BUFFER_RECT, incoming);
   if (blocking) {
     command.queue()->settle(command.position());
@@ -329,7 +338,7 @@ void read_rect_into(EnqueuedCommand& command, const _cl_mem* mem, const BufferBo
 }
 
 void write_rect_from(EnqueuedCommand& command, const _cl_mem* mem, const BufferBox& box, const HostBox& host) {
-  command.queue()->settle(command.position());  // the reads it may depend on, as for clEnqueueWriteBuffer
+  command.queue()->settle(command.position(), host.span());  // the reads that fill this memory, as for a write
   std::vector<std::byte> packed(host.packed_bytes());
   host.for_each_row(packed.data(), [&](const std::byte* row, std::byte* to) { std::memcpy(to, row, host.region[0]); });
   Connection* connection = command.connection();

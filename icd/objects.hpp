@@ -121,11 +121,24 @@ struct _cl_context : hivecl::icd::Shared<_cl_context> {
   bool has_device(cl_device_id device) const;
 };
 
+// Application memory, [begin, end): what a read fills, what a write takes its data from.
+struct HostRange {
+  uintptr_t begin = 0;
+  uintptr_t end = UINTPTR_MAX;  // the default: all of it, where a read's extent is not worked out
+
+  static HostRange of(const void* pointer, size_t size) {
+    const auto begin = reinterpret_cast<uintptr_t>(pointer);
+    return {begin, begin + size};
+  }
+  bool overlaps(const HostRange& other) const { return begin < other.end && other.begin < end; }
+};
+
 // A host-side piece of a command that is not finished when the device is: the data of a
 // read still on its way to the application's memory.
 struct PendingRead {
   std::shared_ptr<hivecl::icd::Incoming> incoming;
   uint64_t position;  // of its command in the queue
+  HostRange fills;
 };
 
 struct _cl_command_queue : hivecl::icd::Shared<_cl_command_queue> {
@@ -137,12 +150,13 @@ struct _cl_command_queue : hivecl::icd::Shared<_cl_command_queue> {
 
   bool in_order() const { return !(properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE); }
   void add_pending(PendingRead read);
-  // Waits until the data of every read at or before `position` has arrived; their worst status.
-  cl_int settle(uint64_t position);
-  // Whether that is already so, without waiting.
+  // Waits until the data of every read at or before `position` that fills memory in `range`
+  // has arrived; their worst status.
+  cl_int settle(uint64_t position, HostRange range = {});
+  // Whether that is already so for every read at or before `position`, without waiting.
   bool settled(uint64_t position);
-  // The data of reads at or before `position` that has not arrived yet.
-  std::vector<std::shared_ptr<hivecl::icd::Incoming>> unsettled(uint64_t position);
+  // The reads at or before `position` whose data has not arrived yet.
+  std::vector<PendingRead> unsettled(uint64_t position);
 
  private:
   std::mutex pending_mutex_;
@@ -198,9 +212,15 @@ struct _cl_program : hivecl::icd::Shared<_cl_program> {
   hivecl::icd::Ref<_cl_context> context;
   std::vector<cl_device_id> devices;
   std::string source;
-  // What kernels-parser read from the source with the last successful build's options.
+  // What kernels-parser read from the source with the last successful build's or compile's
+  // options; for a linked program, its inputs' kernels.
   std::mutex parsed_mutex;
   std::shared_ptr<const hivecl::kernels_parser::Program> parsed;
+
+  std::shared_ptr<const hivecl::kernels_parser::Program> parsed_kernels() {
+    std::lock_guard lock(parsed_mutex);
+    return parsed;
+  }
 };
 
 // One argument as the application last set it, and as the proxy last received it.

@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <span>
 
 #include "icd/api.hpp"
 #include "icd/callbacks.hpp"
 #include "kernels_parser.hpp"
+#include "protocol/program_binary.hpp"
 
 using namespace hivecl;
 using namespace hivecl::icd;
@@ -27,26 +30,92 @@ std::vector<ObjectId> build_devices(const _cl_program* program, cl_uint num_devi
   return ids;
 }
 
-void get_binaries(const _cl_program* program, size_t param_value_size, void* param_value,
-                  size_t* param_value_size_ret) {
+// The header of the program's HiveCL binaries (protocol/program_binary.hpp): its kernels whose
+// arguments are known for certain; none where the kernels are not known.
+std::optional<BinaryHeader> binary_header(_cl_program* program) {
+  const auto parsed = program->parsed_kernels();
+  if (!parsed || !parsed->certain) return std::nullopt;
+  BinaryHeader header;
+  for (const kernels_parser::Kernel& kernel : parsed->kernels) {
+    if (!kernel.certain) continue;  // its arguments are asked of the device, as without a header
+    BinaryKernel& entry = header.kernels.emplace_back(BinaryKernel{.name = kernel.name, .arguments = {}});
+    for (const kernels_parser::Argument& argument : kernel.arguments)
+      entry.arguments.push_back({.kind = static_cast<uint8_t>(argument.kind),
+                                 .access = static_cast<uint8_t>(argument.access),
+                                 .size = argument.size.value_or(0)});
+  }
+  return header;
+}
+
+// The kernels a HiveCL binary's header names; nothing if it names an argument kind not known here.
+std::shared_ptr<const kernels_parser::Program> header_kernels(const BinaryHeader& header) {
+  auto program = std::make_shared<kernels_parser::Program>();
+  for (const BinaryKernel& entry : header.kernels) {
+    kernels_parser::Kernel& kernel = program->kernels.emplace_back();
+    kernel.name = entry.name;
+    for (const BinaryArgument& argument : entry.arguments) {
+      if (argument.kind > static_cast<uint8_t>(kernels_parser::ArgKind::by_value) ||
+          argument.access > static_cast<uint8_t>(kernels_parser::Access::read_write))
+        return nullptr;
+      kernel.arguments.push_back({.kind = static_cast<kernels_parser::ArgKind>(argument.kind),
+                                  .access = static_cast<kernels_parser::Access>(argument.access),
+                                  .size = argument.size ? std::optional<uint64_t>(argument.size) : std::nullopt});
+    }
+  }
+  return program;
+}
+
+// The program's binaries as the application gets them: the device's, behind a header where
+// the kernels are known.
+std::vector<Bytes> application_binaries(_cl_program* program) {
+  auto binaries = program->connection->call<GetProgramBinaries>({.program = program->id}).binaries;
+  if (const auto header = binary_header(program))
+    for (Bytes& binary : binaries)
+      if (!binary.empty()) binary = wrap_binary(*header, binary);
+  return binaries;
+}
+
+void get_binary_sizes(_cl_program* program, InfoReply& reply) {
+  std::vector<size_t> sizes;
+  for (const Bytes& binary : application_binaries(program)) sizes.push_back(binary.size());
+  sizes.resize(program->devices.size());
+  reply.list(sizes);
+}
+
+void get_binaries(_cl_program* program, size_t param_value_size, void* param_value, size_t* param_value_size_ret) {
   const size_t needed = program->devices.size() * sizeof(unsigned char*);
   if (param_value_size_ret) *param_value_size_ret = needed;
   if (!param_value) return;
   if (param_value_size < needed) throw ClError{CL_INVALID_VALUE};
-  const auto reply = program->connection->call<GetProgramBinaries>({.program = program->id});
+  const auto binaries = application_binaries(program);
   auto** destinations = static_cast<unsigned char**>(param_value);
-  for (size_t i = 0; i < program->devices.size() && i < reply.binaries.size(); ++i)
-    if (destinations[i] && !reply.binaries[i].empty())
-      std::memcpy(destinations[i], reply.binaries[i].data(), reply.binaries[i].size());
+  for (size_t i = 0; i < program->devices.size() && i < binaries.size(); ++i)
+    if (destinations[i] && !binaries[i].empty()) std::memcpy(destinations[i], binaries[i].data(), binaries[i].size());
 }
 
 // Kernel arguments are set without asking the proxy where the source tells their kinds (kernel.cpp);
-// programs made otherwise (binaries, links) leave that to the proxy.
-void remember_signatures(_cl_program* program, const char* options) {
+// programs from binaries leave that to the proxy.
+void remember_signatures(_cl_program* program, const char* options, kernels_parser::Headers headers = {}) {
   if (program->source.empty()) return;
-  auto parsed = std::make_shared<const kernels_parser::Program>(kernels_parser::parse(program->source, options));
+  auto parsed = std::make_shared<const kernels_parser::Program>(
+      kernels_parser::parse({program->source}, options, std::move(headers)));
   std::lock_guard lock(program->parsed_mutex);
   program->parsed = std::move(parsed);
+}
+
+// A linked program's kernels are those of its inputs, known where every input's source was
+// understood. The proxy's fallback cannot always tell them: a device may keep no argument
+// information in a link (NVIDIA), and PoCL 3.1 aborts making a binary of a kernel whose name
+// is too long for a file name.
+void remember_linked_signatures(_cl_program* linked, cl_uint num_inputs, const cl_program* inputs) {
+  auto merged = std::make_shared<kernels_parser::Program>();
+  for (cl_uint i = 0; i < num_inputs; ++i) {
+    const auto parsed = inputs[i]->parsed_kernels();
+    if (!parsed || !parsed->certain) return;
+    merged->kernels.insert(merged->kernels.end(), parsed->kernels.begin(), parsed->kernels.end());
+  }
+  std::lock_guard lock(linked->parsed_mutex);
+  linked->parsed = std::move(merged);
 }
 
 using BuildNotify = void(CL_CALLBACK*)(cl_program, void*);
@@ -100,12 +169,17 @@ cl_program create_with_binary(cl_context context, cl_uint num_devices, const cl_
   auto devices = program_devices(context, num_devices, device_list);
   if (!lengths || !binaries) throw ClError{CL_INVALID_VALUE};
   std::vector<Bytes> copies;
+  std::shared_ptr<const kernels_parser::Program> kernels;
   for (cl_uint i = 0; i < num_devices; ++i) {
     if (lengths[i] == 0 || !binaries[i]) throw ClError{CL_INVALID_VALUE};
-    const auto* bytes = reinterpret_cast<const std::byte*>(binaries[i]);
-    copies.emplace_back(bytes, bytes + lengths[i]);
+    const std::span binary(reinterpret_cast<const std::byte*>(binaries[i]), lengths[i]);
+    const auto unwrapped = unwrap_binary(binary);
+    const auto native = unwrapped ? unwrapped->native : binary;
+    copies.emplace_back(native.begin(), native.end());
+    if (unwrapped && !kernels) kernels = header_kernels(unwrapped->header);
   }
   auto program = new_program(context, std::move(devices));
+  program->parsed = std::move(kernels);
   const auto reply = context->connection->call<CreateProgramWithBinary>(
       {.id = program->id, .context = context->id, .devices = ids_of(program->devices), .binaries = copies});
   if (binary_status)
@@ -134,9 +208,11 @@ void compile_program(cl_program program, cl_uint num_devices, const cl_device_id
   if ((num_input_headers == 0) != (header_include_names == nullptr)) throw ClError{CL_INVALID_VALUE};
   const auto headers = program_ids(program->context.get(), num_input_headers, input_headers);
   std::vector<std::string> names;
+  kernels_parser::Headers header_sources;
   for (cl_uint i = 0; i < num_input_headers; ++i) {
     if (!header_include_names[i]) throw ClError{CL_INVALID_VALUE};
     names.emplace_back(header_include_names[i]);
+    if (!input_headers[i]->source.empty()) header_sources.emplace(names.back(), input_headers[i]->source);
   }
   cl_int status = CL_SUCCESS;
   try {
@@ -146,6 +222,7 @@ void compile_program(cl_program program, cl_uint num_devices, const cl_device_id
   } catch (const ClError& error) {
     status = error.code;
   }
+  if (status == CL_SUCCESS) remember_signatures(program, options ? options : "", std::move(header_sources));
   notify_built(program, pfn_notify, user_data);
   check(status);
 }
@@ -166,6 +243,7 @@ std::pair<cl_program, cl_int> link_program(cl_context context, cl_uint num_devic
       {.id = program->id, .context = context->id, .devices = num_devices ? ids_of(program->devices) : std::vector<ObjectId>{},
        .options = options ? options : "", .inputs = inputs});
   if (!reply.created) throw ClError{reply.status};
+  if (reply.status == CL_SUCCESS) remember_linked_signatures(program.get(), num_input_programs, input_programs);
   cl_program linked = publish(program.release());
   notify_built(linked, pfn_notify, user_data);
   return {linked, reply.status};
@@ -230,6 +308,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_
       case CL_PROGRAM_NUM_DEVICES: return reply.scalar(static_cast<cl_uint>(program->devices.size()));
       case CL_PROGRAM_DEVICES: return reply.list(program->devices);
       case CL_PROGRAM_SOURCE: return reply.string(program->source);
+      case CL_PROGRAM_BINARY_SIZES: return get_binary_sizes(program, reply);
       case CL_PROGRAM_BINARIES: return get_binaries(program, param_value_size, param_value, param_value_size_ret);
       default: remote_info(program->connection, InfoFamily::program, program->id, param_name, reply);
     }

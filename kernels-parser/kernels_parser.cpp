@@ -63,9 +63,9 @@ const Kernel* Program::certain_kernel(std::string_view name) const {
   return found != kernels.end() && found->certain ? &*found : nullptr;
 }
 
-Program parse(const std::vector<std::string>& sources, std::string_view options_text) {
+Program parse(const std::vector<std::string>& sources, std::string_view options_text, Headers headers) {
   const Options options = read_options(options_text);
-  Preprocessor preprocessor(options.include_directories);
+  Preprocessor preprocessor(options.include_directories, std::move(headers));
   for (const auto& [name, value] : options.macros) preprocessor.define(name, value);
   std::string source;
   for (const std::string& part : sources) source += part;

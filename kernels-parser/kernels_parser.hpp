@@ -7,12 +7,16 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace hivecl::kernels_parser {
+
+// Header sources by include name (clCompileProgram's input headers).
+using Headers = std::map<std::string, std::string>;
 
 enum class ArgKind : uint8_t { global_memory, constant_memory, local_memory, image, sampler, pipe, by_value };
 
@@ -44,7 +48,8 @@ struct Program {
 
 // `sources`: the strings of clCreateProgramWithSource, concatenated as OpenCL does.
 // `options`: clBuildProgram's options; -D and -I are honoured, the others ignored.
-Program parse(const std::vector<std::string>& sources, std::string_view options);
+// `headers`: clCompileProgram's input headers (source by include name), found before -I.
+Program parse(const std::vector<std::string>& sources, std::string_view options, Headers headers = {});
 Program parse(std::string_view source, std::string_view options = {});
 
 }  // namespace hivecl::kernels_parser

@@ -464,6 +464,8 @@ void Preprocessor::include_directive(const std::vector<Token>& arguments, int de
   else if (!arguments.empty() && arguments[0].is("<") && arguments.size() > 2 && arguments.back().is(">"))
     file = spelling({arguments.begin() + 1, arguments.end() - 1});
   if (file.empty() || depth >= max_include_depth) return uncertain("an #include it cannot follow");
+  if (const auto embedded = embedded_headers_.find(file); embedded != embedded_headers_.end())
+    return run(embedded->second, depth + 1);
   for (const std::string& directory : include_directories_) {
     std::ifstream in(std::filesystem::path(directory) / file);
     if (!in) continue;

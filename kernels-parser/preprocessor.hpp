@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels_parser.hpp"
 #include "lexer.hpp"
 
 namespace hivecl::kernels_parser {
@@ -28,8 +29,10 @@ struct Value {
 
 class Preprocessor {
  public:
-  explicit Preprocessor(std::vector<std::string> include_directories)
-      : include_directories_(std::move(include_directories)) {}
+  // `embedded_headers`: clCompileProgram's input headers, by include name; found before the
+  // -I directories.
+  explicit Preprocessor(std::vector<std::string> include_directories, Headers embedded_headers = {})
+      : include_directories_(std::move(include_directories)), embedded_headers_(std::move(embedded_headers)) {}
 
   void define(const std::string& name, const std::string& value);
   void run(const std::string& source, int depth = 0);
@@ -69,6 +72,7 @@ class Preprocessor {
   std::vector<Token> expand(std::vector<Token> tokens);
 
   std::vector<std::string> include_directories_;
+  Headers embedded_headers_;
   std::map<std::string, Macro> macros_;
   std::vector<Conditional> conditionals_;
   std::vector<Token> pending_;  // text lines not yet expanded (a macro call may span lines)

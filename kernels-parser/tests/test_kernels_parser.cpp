@@ -181,6 +181,15 @@ TEST_CASE("an #include it cannot read makes the program uncertain; one in a -I d
   std::filesystem::remove_all(directory);
 }
 
+TEST_CASE("clCompileProgram's embedded headers are found by include name, before the -I directories",
+          "[kernels-parser]") {
+  const Headers headers{{"dir/types.h", "typedef __local float* lptr;\n#include \"more.h\"\n"},
+                        {"more.h", "#define SCALAR int\n"}};
+  const Program program = parse({"#include \"dir/types.h\"\nkernel void k(lptr p, SCALAR n) {}"}, "", headers);
+  CHECK(kinds(only_kernel(program)) == std::vector{K::local_memory, K::by_value});
+  CHECK_FALSE(parse({"#include \"other.h\"\nkernel void k(int n) {}"}, "", headers).certain);
+}
+
 TEST_CASE("prototypes, helper functions and kernels in braces are not listed", "[kernels-parser]") {
   const Program program = parse("kernel void later(global int* p);\n"
                                 "int helper(int x) { return x; }\n"

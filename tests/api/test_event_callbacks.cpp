@@ -173,3 +173,28 @@ DIFFERENTIAL_TEST(event_callbacks, "event callbacks run once, off the applicatio
   probe.status("no function", clSetEventCallback(read, CL_COMPLETE, nullptr, &late));
   probe.status("no event", clSetEventCallback(nullptr, CL_COMPLETE, note_callback, &late));
 }
+
+DIFFERENTIAL_TEST(write_behind_held_read, "a write waits for no earlier read into other memory held by a user event",
+                  "[event][user-event]") {
+  Setup setup = make_setup(probe);
+  Buffer source = filled_buffer(setup, 7);
+  Buffer target = filled_buffer(setup, 0);
+  cl_int status = CL_SUCCESS;
+  Event gate(clCreateUserEvent(setup.context, &status));
+  REQUIRE(status == CL_SUCCESS);
+  std::vector<cl_int> read_back(count, 0);
+  const std::vector<cl_int> written(count, 5);
+  REQUIRE(clEnqueueReadBuffer(setup.queue, source, CL_FALSE, 0, bytes, read_back.data(), 1, gate.out(), nullptr) ==
+          CL_SUCCESS);
+  // HiveCL takes a write's data when it is enqueued, after the reads that fill that memory; a
+  // read into other memory, held until the gate opens, must not hold the write (it did).
+  probe.status("write behind the held read",
+               clEnqueueWriteBuffer(setup.queue, target, CL_FALSE, 0, bytes, written.data(), 0, nullptr, nullptr));
+  probe.status("open the gate", clSetUserEventStatus(gate, CL_COMPLETE));
+  probe.status("finish", clFinish(setup.queue));
+  probe.value("read data", read_back == std::vector<cl_int>(count, 7));
+  std::vector<cl_int> target_data(count, 0);
+  REQUIRE(clEnqueueReadBuffer(setup.queue, target, CL_TRUE, 0, bytes, target_data.data(), 0, nullptr, nullptr) ==
+          CL_SUCCESS);
+  probe.value("written data", target_data == written);
+}

@@ -126,3 +126,25 @@ HIVECL_TEST(native_kernels, "native kernels are not reported and not run", "[ope
             setup.queue, [](void*) {}, &argument, sizeof argument, 0, nullptr, nullptr, 0, nullptr, nullptr) ==
         CL_INVALID_OPERATION);
 }
+
+HIVECL_TEST(absent_features_refused, "what is reported absent is refused as the CTS's consistency tests expect",
+            "[opencl30]") {
+  cl_device_id device = probe.device();
+  auto setup = make_setup(probe);
+  CHECK(device_value<cl_device_device_enqueue_capabilities>(device, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES) == 0);
+  CHECK(clSetDefaultDeviceCommandQueue(setup.context, device, nullptr) == CL_INVALID_OPERATION);
+  // No 2D images from buffers: both alignments read 0, and clCreateImage refuses one.
+  CHECK(device_value<cl_uint>(device, CL_DEVICE_IMAGE_PITCH_ALIGNMENT) == 0);
+  CHECK(device_value<cl_uint>(device, CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT) == 0);
+  cl_int status = CL_SUCCESS;
+  Buffer buffer(clCreateBuffer(setup.context, CL_MEM_READ_WRITE, 64 * 64 * 4, nullptr, &status));
+  REQUIRE(status == CL_SUCCESS);
+  const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = 64;
+  desc.image_height = 64;
+  desc.buffer = buffer.get();
+  CHECK(clCreateImage(setup.context, CL_MEM_READ_ONLY, &format, &desc, nullptr, &status) == nullptr);
+  CHECK(status == CL_INVALID_OPERATION);
+}

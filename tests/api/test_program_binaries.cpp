@@ -214,6 +214,34 @@ DIFFERENTIAL_TEST(compile_and_link, "clCompileProgram with headers, libraries an
   run_and_check(probe, "linked binary kernel", setup.queue, again_kernel, buffer, expected_fill(6));
 }
 
+DIFFERENTIAL_TEST(linked_long_name, "a linked kernel with a 256-character name takes its arguments",
+                  "[program][link]") {
+  // Before HiveCL read linked programs' kernels itself, its proxy asked PoCL 3.1 for the
+  // program's binary to learn them, and PoCL aborts making a binary of so long a name.
+  auto setup = make_setup(probe);
+  cl_device_id device = probe.device();
+  std::string name;
+  while (name.size() < 256) name += "abcdefghijklmnopqrstuvwxyz";
+  name.resize(256);
+  const std::string text = "kernel void " + name + "(int value, global int* out) { out[0] = value; }\n";
+  Program compiled = source_program(setup.context, text.c_str());
+  probe.status("compile", clCompileProgram(compiled, 1, &device, "", 0, nullptr, nullptr, nullptr, nullptr));
+  cl_int status = CL_SUCCESS;
+  cl_program inputs[] = {compiled.get()};
+  Program linked(clLinkProgram(setup.context, 1, &device, "", 1, inputs, nullptr, nullptr, &status));
+  probe.status("link", status);
+  REQUIRE(linked.get());
+  Kernel kernel(clCreateKernel(linked, name.c_str(), &status));
+  probe.status("create kernel", status);
+  REQUIRE(kernel.get());
+  Buffer buffer = int_buffer(setup.context);
+  const cl_int value = 4;
+  probe.status("value argument", clSetKernelArg(kernel, 0, sizeof value, &value));
+  cl_mem mem = buffer.get();
+  probe.status("buffer argument", clSetKernelArg(kernel, 1, sizeof mem, &mem));
+  probe.status("a buffer argument of the wrong size", clSetKernelArg(kernel, 1, 3, &mem));
+}
+
 DIFFERENTIAL_TEST(compile_link_errors, "clCompileProgram and clLinkProgram refuse bad input", "[program][link]") {
   auto setup = make_setup(probe);
   cl_device_id device = probe.device();

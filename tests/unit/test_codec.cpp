@@ -3,6 +3,7 @@
 
 #include "catch.hpp"
 #include "protocol/messages.hpp"
+#include "protocol/program_binary.hpp"
 #include "protocol_samples.hpp"
 
 using namespace hivecl::protocol;
@@ -76,4 +77,20 @@ TEST_CASE("opcodes outside the table are unknown to the dispatcher", "[codec]") 
   CHECK_FALSE(visited);
   CHECK(visit_opcode(Opcode::Hello, [&]<class M>() { visited = std::is_same_v<M, Hello>; }));
   CHECK(visited);
+}
+
+TEST_CASE("a HiveCL program binary unwraps to its header and the device's binary; others do not", "[codec]") {
+  const BinaryHeader header{.kernels = {{.name = "k", .arguments = {{.kind = 0}, {.kind = 6, .size = 8}}}}};
+  const Bytes native{std::byte{1}, std::byte{2}, std::byte{3}};
+  const Bytes wrapped = wrap_binary(header, native);
+  const auto unwrapped = unwrap_binary(wrapped);
+  REQUIRE(unwrapped);
+  CHECK(unwrapped->header == header);
+  CHECK(Bytes(unwrapped->native.begin(), unwrapped->native.end()) == native);
+  CHECK_FALSE(unwrap_binary(native));  // a native binary is passed on as it is
+  for (size_t length = 0; length < wrapped.size() - native.size(); ++length)
+    CHECK_FALSE(unwrap_binary(std::span(wrapped).first(length)));  // a truncated header
+  Bytes forged = wrapped;
+  forged[binary_magic.size()] = std::byte{0xff};  // a header longer than the binary
+  CHECK_FALSE(unwrap_binary(forged));
 }

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs suites of the Khronos OpenCL-CTS, built outside this repository, test by test, natively
+# and through HiveCL (one private cluster, tests/with-cluster.sh), and writes a table of the
+# results for docs/CONFORMANCE.md. Nothing of the CTS is part of HiveCL; this only runs it.
+#
+#   run-cts.sh HIVECL_BUILD CTS_BUILD OUT_DIR SUITE...     (SUITE: api, basic, buffers, ...)
+#
+# Each test runs in a process of its own, natively and then through HiveCL, so a crash or a hang
+# costs one test and both sides of a test see the same machine load. CTS_JOBS tests run at once
+# (default: the number of cores); CTS_TIMEOUT bounds each run in seconds (default 900);
+# CTS_DEVICE_TYPE is passed to the CTS as CL_DEVICE_TYPE (default: the platform's default).
+# Results: OUT_DIR/results.tsv (suite, test, native, HiveCL, seconds of each), the logs of every
+# run under OUT_DIR/logs, and OUT_DIR/summary.md.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# Inside the cluster: HIVECL_TEST_ICD_NATIVE and _HIVECL name one-platform vendor directories.
+if [ -z "${HIVECL_TEST_ICD_NATIVE:-}" ]; then
+  exec "$here/../with-cluster.sh" "$1" "$0" "$@"
+fi
+cts_build=$(cd "$2" && pwd)
+out=$(mkdir -p "$3" && cd "$3" && pwd)
+shift 3
+export CTS_TIMEOUT=${CTS_TIMEOUT:-900} out
+mkdir -p "$out/logs"
+
+# One test on one side: prints its result (pass, fail, skip, timeout, crash-N) and seconds.
+run_one() {
+  local binary=$1 test=$2 side=$3 icd=$4
+  local log=$out/logs/$(basename "$binary")/$test.$side.log started status result
+  mkdir -p "$(dirname "$log")"
+  started=$(date +%s%N)
+  status=0
+  (cd "$(dirname "$binary")" &&
+   OCL_ICD_VENDORS=${icd%%:*} OCL_ICD_FILENAMES=${icd#*:} ${CTS_DEVICE_TYPE:+CL_DEVICE_TYPE=$CTS_DEVICE_TYPE} \
+     timeout -k 10 "$CTS_TIMEOUT" "$binary" "$test") >"$log" 2>&1 || status=$?
+  if [ $status -eq 124 ] || [ $status -eq 137 ]; then result=timeout
+  # A test's verdict ends a line; a warning without its newline may come before it.
+  elif grep -qE "(^|[^A-Za-z0-9_])$test passed$" "$log" && [ $status -eq 0 ]; then result=pass
+  elif grep -qE "(^|[^A-Za-z0-9_])$test (test not supported|test currently not implemented)$" "$log"; then result=skip
+  elif grep -qE "(^|[^A-Za-z0-9_])$test FAILED$" "$log"; then result=fail
+  elif [ $status -ge 128 ]; then result=crash-$((status - 128))
+  else result=fail
+  fi
+  local tenths=$((($(date +%s%N) - started) / 100000000))
+  printf '%s\t%d.%d' "$result" $((tenths / 10)) $((tenths % 10))
+}
+export -f run_one
+
+# A job: one test, natively then through HiveCL; one line of results.tsv.
+run_test() {
+  local binary=$1 test=$2 native hivecl
+  native=$(run_one "$binary" "$test" native "$HIVECL_TEST_ICD_NATIVE")
+  hivecl=$(run_one "$binary" "$test" hivecl "$HIVECL_TEST_ICD_HIVECL")
+  # One write per line (shorter than PIPE_BUF): parallel jobs append without mixing lines.
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(basename "$binary")" "$test" "${native%%$'\t'*}" \
+    "${hivecl%%$'\t'*}" "${native#*$'\t'}" "${hivecl#*$'\t'}" >>"$out/results.tsv.part"
+}
+export -f run_test
+
+: >"$out/results.tsv.part"
+for suite in "$@"; do
+  binary=$(find "$cts_build/test_conformance" -type f -name "test_$suite" -perm -u+x | head -n 1)
+  [ -n "$binary" ] || { echo "run-cts.sh: no test_$suite under $cts_build" >&2; exit 1; }
+  (cd "$(dirname "$binary")" && OCL_ICD_VENDORS=${HIVECL_TEST_ICD_NATIVE%%:*} "$binary" --list) |
+    sed -n 's/^\t\([A-Za-z0-9_]*\)$/\1/p' | sed "s|^|$binary |"
+done | xargs -P "${CTS_JOBS:-$(nproc)}" -L 1 bash -c 'run_test "$0" "$1"'
+
+{ printf 'suite\ttest\tnative\thivecl\tnative_s\thivecl_s\n'; sort "$out/results.tsv.part"; } >"$out/results.tsv"
+rm "$out/results.tsv.part"
+python3 "$here/summarize-cts.py" "$out/results.tsv" >"$out/summary.md"
+cat "$out/summary.md"
