@@ -33,8 +33,11 @@ ContextProperties parse_properties(const cl_context_properties* properties) {
     if (!seen.insert(name).second) throw ClError{CL_INVALID_PROPERTY};
     if (name == CL_CONTEXT_PLATFORM) {
       if (reinterpret_cast<cl_platform_id>(value) != Cluster::get().platform()) throw ClError{CL_INVALID_PLATFORM};
-    } else {
+    } else if (name == CL_CONTEXT_INTEROP_USER_SYNC) {
+      if (value != CL_TRUE && value != CL_FALSE) throw ClError{CL_INVALID_PROPERTY};
       parsed.forwarded.insert(parsed.forwarded.end(), {name, value});
+    } else {
+      throw ClError{CL_INVALID_PROPERTY};  // the others are interop properties, and HiveCL offers no interop
     }
     parsed.as_given.insert(parsed.as_given.end(), {name, value});
   }

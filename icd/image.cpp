@@ -132,7 +132,9 @@ HostLayout check_desc(const _cl_context* context, const cl_image_desc* desc, siz
     throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
   const Sizes size = extent(*desc);
   if (size[0] == 0 || size[1] == 0 || size[2] == 0) throw ClError{CL_INVALID_IMAGE_SIZE};
-  if (!host_ptr && (desc->image_row_pitch || desc->image_slice_pitch)) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  // Pitches describe host memory, or (OpenCL 2.0 and later) the buffer an image is made from.
+  if (!host_ptr && !desc->buffer && (desc->image_row_pitch || desc->image_slice_pitch))
+    throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
   if (desc->image_row_pitch % element || desc->image_slice_pitch % element) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
   // No HiveCL device makes 2D images from buffers (its image pitch alignment reads 0).
   if (desc->image_type == CL_MEM_OBJECT_IMAGE2D && desc->buffer) throw ClError{CL_INVALID_OPERATION};

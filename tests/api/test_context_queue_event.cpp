@@ -247,6 +247,18 @@ DIFFERENTIAL_TEST(context_info, "clGetContextInfo answers every parameter", "[co
   const cl_context_properties user_sync[] = {CL_CONTEXT_INTEROP_USER_SYNC, CL_TRUE, 0};
   Context given_user_sync = create_context(probe, user_sync);
   record_context_properties(probe, "user sync", given_user_sync.get(), {user_sync, user_sync + 3});
+  // As the specification and the CTS's negative_create_context say; natively PoCL 3.1 accepts
+  // the bad value and NVIDIA answers the unknown name with CL_INVALID_VALUE.
+  if (probe.hivecl()) {
+    cl_device_id device_list[] = {device};
+    cl_int status = CL_SUCCESS;
+    const cl_context_properties bad_sync[] = {CL_CONTEXT_INTEROP_USER_SYNC, -1, 0};
+    CHECK(clCreateContext(bad_sync, 1, device_list, nullptr, nullptr, &status) == nullptr);
+    CHECK(status == CL_INVALID_PROPERTY);
+    const cl_context_properties unknown[] = {0x7fff, 1, 0};
+    CHECK(clCreateContext(unknown, 1, device_list, nullptr, nullptr, &status) == nullptr);
+    CHECK(status == CL_INVALID_PROPERTY);
+  }
 
   size_t size = 0;
   probe.status("size only", clGetContextInfo(context, CL_CONTEXT_NUM_DEVICES, 0, nullptr, &size));
