@@ -76,9 +76,14 @@ static cl_platform_id pick_platform(const char* program, const char* name) {
   return chosen;
 }
 
-static cl_device_id pick_device(const example_env* env, cl_platform_id platform, long index) {
+cl_uint example_device_count(const example_env* env, cl_platform_id platform) {
   cl_uint count = 0;
   example_check(env, clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &count), "clGetDeviceIDs");
+  return count;
+}
+
+cl_device_id example_device(const example_env* env, cl_platform_id platform, long index) {
+  const cl_uint count = example_device_count(env, platform);
   if (index >= (long)count) {
     fprintf(stderr, "%s: the platform has %u device(s), no device %ld\n", env->program, count, index);
     exit(1);
@@ -100,12 +105,13 @@ static void print_names(cl_platform_id platform, cl_device_id device) {
     printf("node: %s\n", text);
 }
 
-void example_open(example_env* env, int argc, char** argv, const example_option* options, size_t option_count) {
+cl_platform_id example_parse(example_env* env, int argc, char** argv, const example_option* options,
+                             size_t option_count, long* device_index) {
   const char* slash = strrchr(argv[0], '/');
   memset(env, 0, sizeof *env);
   env->program = slash ? slash + 1 : argv[0];
   const char* platform_name = NULL;
-  long device_index = 0;
+  *device_index = 0;
   for (int i = 1; i < argc; i += 2) {
     if (strcmp(argv[i], "--help") == 0) usage(env->program, options, option_count, 0);
     if (i + 1 >= argc) usage(env->program, options, option_count, 2);
@@ -113,14 +119,17 @@ void example_open(example_env* env, int argc, char** argv, const example_option*
       platform_name = argv[i + 1];
       continue;
     }
-    long* target = strcmp(argv[i], "--device") == 0 ? &device_index : NULL;
+    long* target = strcmp(argv[i], "--device") == 0 ? device_index : NULL;
     for (size_t o = 0; o < option_count && !target; ++o)
       if (strcmp(argv[i], options[o].name) == 0) target = options[o].value;
     if (!target) usage(env->program, options, option_count, 2);
     *target = parse_number(env->program, argv[i], argv[i + 1]);
   }
-  cl_platform_id platform = pick_platform(env->program, platform_name);
-  env->device = pick_device(env, platform, device_index);
+  return pick_platform(env->program, platform_name);
+}
+
+void example_open_device(example_env* env, cl_platform_id platform, cl_device_id device) {
+  env->device = device;
   print_names(platform, env->device);
   cl_int status = CL_SUCCESS;
   env->context = clCreateContext(NULL, 1, &env->device, NULL, NULL, &status);
@@ -128,6 +137,12 @@ void example_open(example_env* env, int argc, char** argv, const example_option*
   const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
   env->queue = clCreateCommandQueueWithProperties(env->context, env->device, properties, &status);
   example_check(env, status, "clCreateCommandQueueWithProperties");
+}
+
+void example_open(example_env* env, int argc, char** argv, const example_option* options, size_t option_count) {
+  long device_index = 0;
+  cl_platform_id platform = example_parse(env, argc, argv, options, option_count, &device_index);
+  example_open_device(env, platform, example_device(env, platform, device_index));
 }
 
 cl_kernel example_kernel(const example_env* env, const char* source, const char* build_options, const char* name) {
@@ -214,12 +229,16 @@ int example_has_fp64(const example_env* env) {
   return config != 0;
 }
 
+void example_close(example_env* env) {
+  free(env->launched);
+  clReleaseCommandQueue(env->queue);
+  clReleaseContext(env->context);
+}
+
 int example_finish(example_env* env, int correct, const char* result) {
   printf("time: transfer %.3f ms, kernel %.3f ms (profiled %.3f ms)\n", env->transfer_ms, env->kernel_ms,
          env->profiled_ms);
   printf("result: %s%s\n", correct ? "" : "WRONG, ", result);
-  free(env->launched);
-  clReleaseCommandQueue(env->queue);
-  clReleaseContext(env->context);
+  example_close(env);
   return correct ? 0 : 1;
 }

@@ -38,6 +38,16 @@ typedef struct {
  * the platform, device and node. Exits with a message on bad input or an OpenCL error. */
 void example_open(example_env* env, int argc, char** argv, const example_option* options, size_t option_count);
 
+/* The two halves of example_open, for programs that use several devices: the command line
+ * (its --device goes to *device_index; the env gets the program's name), then one device
+ * opened into `env` (a context and a profiling queue of its own; its names printed). */
+cl_platform_id example_parse(example_env* env, int argc, char** argv, const example_option* options,
+                             size_t option_count, long* device_index);
+void example_open_device(example_env* env, cl_platform_id platform, cl_device_id device);
+cl_uint example_device_count(const example_env* env, cl_platform_id platform);
+/* Device `index` of the platform (all types); exits with a message when there is none. */
+cl_device_id example_device(const example_env* env, cl_platform_id platform, long index);
+
 /* Exits with status 1 and a message when `status` is not CL_SUCCESS. */
 void example_check(const example_env* env, cl_int status, const char* what);
 
@@ -71,5 +81,7 @@ float example_random(unsigned* state);
 /* Prints the time line and the result line ("result: " and `result`, after "WRONG, " when not
  * `correct`), releases the queue and context, and returns the exit status: 0 when `correct`. */
 int example_finish(example_env* env, int correct, const char* result);
+/* Releases what example_open_device made (example_finish does it too). */
+void example_close(example_env* env);
 
 #endif

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Several hosts over TCP: three network namespaces (netns-hosts.sh), ompi-server on this
 # machine, one proxy per namespace, the client here. Runs the differential API tests against
-# a proxy on another host and one computation split over the three hosts' devices, then
-# cuts one host's link (no TCP reset: only the peer timeout can tell) and checks that its
+# a proxy on another host, one computation and the n-body example split over the three hosts'
+# devices, then cuts one host's link (no TCP reset: only the peer timeout can tell) and checks that its
 # calls fail within the timeout, then removes the namespaces. Skips (77) only where
 # namespaces cannot be created.
 #   multi-host.sh BUILD_DIR API_TESTS MULTI_DEVICE LINK_CUT
@@ -30,6 +30,9 @@ export HIVECL_TEST_HOSTFILE=$here/../../mpi-hostfiles/netns HIVECL_LAUNCH_AGENT=
   echo "== cluster"; "$0/proxy/hivecl-cluster" status
   echo "== differential API tests, HiveCL on the proxy of another host"; HIVECL_NODES=hivecl-h2 "$1"
   echo "== one computation over the devices of three hosts"; "$2" 3
+  echo "== n-body split over the three hosts (the own device of this machine hidden), against one of them"
+  HIVECL_LOCAL_DEVICES=hidden "$0/examples/nbody_split" --platform HiveCL --bodies 1200 --steps 3 | tee "$HIVECL_CLUSTER_DIR/split"
+  [ "$(grep -c "^node: hivecl-h" "$HIVECL_CLUSTER_DIR/split")" -eq 3 ]
   echo "== hivecl-h3 loses its link; peer timeout 2 s"
   HIVECL_NODES=hivecl-h3 HIVECL_PEER_TIMEOUT_MS=2000 "$3" "ip link set hivecl-v3 down" "ip link set hivecl-v3 up" 8
   # Back once hivecl-h3 reaches this machine again (a refused connection proves the route).
