@@ -78,9 +78,11 @@ std::vector<cl_device_id> devices_of_type(cl_device_type type);
 void remote_info(Connection* connection, protocol::InfoFamily family, protocol::ObjectId object, cl_uint param,
                  InfoReply& reply, protocol::ObjectId device = protocol::no_object, cl_uint arg_index = 0);
 
-// The remote ids of an event wait list, checked as every enqueue must: the list and its
-// count agree, each event is live, and all belong to `context`.
-std::vector<protocol::ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, const cl_event* events);
+// The remote ids on `connection` of an event wait list, checked as every enqueue must: the list
+// and its count agree, each event is live, and all belong to `context`. In a spanning context,
+// commands of the list on another connection are waited for here (and are not in the list).
+std::vector<protocol::ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, const cl_event* events,
+                                              Connection* connection);
 
 // The common part of every enqueue: the command's position in its queue, and the event
 // the application asked for (or none), created once the proxy accepted the command.

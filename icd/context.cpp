@@ -6,11 +6,17 @@
 #include <span>
 
 #include "icd/api.hpp"
+#include "icd/spanning.hpp"
 #include "log.hpp"
 
 using namespace hivecl;
 using namespace hivecl::icd;
 using namespace hivecl::protocol;
+
+_cl_context::~_cl_context() {
+  destructor_callbacks.run(this);
+  release_service_queues(this);
+}
 
 bool _cl_context::has_device(cl_device_id device) const {
   return std::find(devices.begin(), devices.end(), device) != devices.end();
@@ -45,24 +51,42 @@ ContextProperties parse_properties(const cl_context_properties* properties) {
   return parsed;
 }
 
+// A remote context on each connection of the devices, with that connection's devices: one
+// part per connection, in the order of the devices (spanning.hpp).
 cl_context create_context(const cl_context_properties* properties, const std::vector<cl_device_id>& devices) {
   ContextProperties parsed = parse_properties(properties);
-  Connection* connection = devices.front()->connection;
-  std::vector<ObjectId> device_ids;
-  for (cl_device_id device : devices) {
-    if (device->connection != connection) {
-      log::error("clCreateContext: devices of several proxies in one context are not supported yet");
-      throw ClError{CL_INVALID_DEVICE};
-    }
-    device_ids.push_back(device->id);
-  }
-  connection->ensure_connected();
+  std::vector<Connection*> connections;
+  for (cl_device_id device : devices)
+    if (std::find(connections.begin(), connections.end(), device->connection) == connections.end())
+      connections.push_back(device->connection);
+  if (connections.size() > Spread::max_parts) throw ClError{CL_OUT_OF_RESOURCES};
+  for (Connection* connection : connections) connection->ensure_connected();
   auto context = std::make_unique<_cl_context>();
-  context->connection = connection;
-  context->id = connection->new_id();
   context->devices = devices;
   context->properties = std::move(parsed.as_given);
-  connection->call<CreateContext>({.id = context->id, .devices = device_ids, .properties = parsed.forwarded});
+  const auto device_ids = [&](const Connection* connection) {
+    std::vector<ObjectId> ids;
+    for (cl_device_id device : devices)
+      if (device->connection == connection) ids.push_back(device->id);
+    return ids;
+  };
+  context->connection = connections.front();
+  context->id = context->connection->new_id();
+  context->connection->call<CreateContext>(
+      {.id = context->id, .devices = device_ids(context->connection), .properties = parsed.forwarded});
+  try {
+    for (size_t i = 1; i < connections.size(); ++i) {
+      const Replica part{connections[i], connections[i]->new_id()};
+      part.connection->call<CreateContext>({.id = part.id, .devices = device_ids(part.connection),
+                                            .properties = parsed.forwarded});
+      context->replicas.push_back(part);
+    }
+  } catch (...) {
+    destroy(context.release());
+    throw;
+  }
+  if (context->spans())
+    log::info("a context spans ", connections.size(), " connections (buffer data moves between them as needed)");
   return publish(context.release());
 }
 
@@ -94,11 +118,7 @@ CL_API_ENTRY cl_context CL_API_CALL clCreateContextFromType(const cl_context_pro
   return guarded_create(errcode_ret, [&] {
     if (!pfn_notify && user_data) throw ClError{CL_INVALID_VALUE};
     parse_properties(properties);
-    auto devices = devices_of_type(device_type);
-    // Until contexts may span proxies (cluster issue), a context by type holds the matching
-    // devices of the first proxy that has any.
-    std::erase_if(devices, [first = devices.front()->connection](cl_device_id d) { return d->connection != first; });
-    return create_context(properties, devices);
+    return create_context(properties, devices_of_type(device_type));
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include "icd/api.hpp"
 #include "icd/callbacks.hpp"
+#include "icd/spanning.hpp"
 
 using namespace hivecl;
 using namespace hivecl::icd;
@@ -13,20 +14,36 @@ using namespace hivecl::protocol;
 
 namespace hivecl::icd {
 
-std::vector<ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, const cl_event* events) {
+std::vector<ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, const cl_event* events,
+                                    Connection* connection) {
   if ((count == 0) != (events == nullptr)) throw ClError{CL_INVALID_EVENT_WAIT_LIST};
   std::vector<ObjectId> ids;
+  std::vector<_cl_event*> elsewhere;
   for (cl_uint i = 0; i < count; ++i) {
     if (!events[i] || !is_live(events[i], HandleKind::event)) throw ClError{CL_INVALID_EVENT_WAIT_LIST};
     if (events[i]->context.get() != context) throw ClError{CL_INVALID_CONTEXT};
-    ids.push_back(events[i]->id);
+    const bool here = events[i]->connection == connection ||
+                      std::any_of(events[i]->replicas.begin(), events[i]->replicas.end(),
+                                  [&](const Replica& r) { return r.connection == connection; });
+    if (here) ids.push_back(events[i]->id_on(connection));
+    else elsewhere.push_back(events[i]);
+  }
+  // A command of another part of a spanning context: this process waits for it, so that the
+  // command is sent once it has completed (spanning.hpp).
+  for (_cl_event* event : elsewhere) {
+    try {
+      event->connection->call<WaitForEvents>({.events = {event->id}});
+    } catch (const ClError&) {
+      throw ClError{CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST};
+    }
   }
   return ids;
 }
 
 EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, const cl_event* wait_events,
                                  cl_event* event_out)
-    : queue_(checked(queue)), wait_ids_(wait_list_ids(queue_->context.get(), wait_count, wait_events)),
+    : queue_(checked(queue)),
+      wait_ids_(wait_list_ids(queue_->context.get(), wait_count, wait_events, queue_->connection)),
       event_out_(event_out) {
   if (event_out_) event_id_ = queue_->connection->new_id();
   position_ = queue_->next_position.fetch_add(1);
@@ -101,16 +118,21 @@ CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint num_events, const cl_eve
     if (num_events == 0 || !event_list) throw ClError{CL_INVALID_VALUE};
     std::vector<_cl_event*> events;
     for (cl_uint i = 0; i < num_events; ++i) events.push_back(checked(event_list[i]));
-    std::vector<ObjectId> ids;
+    // Waited for on their own connections (several in a spanning context), in turn.
+    std::vector<std::pair<Connection*, std::vector<ObjectId>>> ids;
     for (_cl_event* event : events) {
       if (event->context.get() != events.front()->context.get()) throw ClError{CL_INVALID_CONTEXT};
-      ids.push_back(event->id);
+      auto on = std::find_if(ids.begin(), ids.end(), [&](const auto& list) { return list.first == event->connection; });
+      if (on == ids.end()) on = ids.insert(ids.end(), {event->connection, {}});
+      on->second.push_back(event->id);
     }
     cl_int status = CL_SUCCESS;
-    try {
-      events.front()->connection->call<WaitForEvents>({.events = ids});
-    } catch (const ClError& error) {
-      status = error.code;
+    for (const auto& [connection, list] : ids) {
+      try {
+        connection->call<WaitForEvents>({.events = list});
+      } catch (const ClError& error) {
+        if (status == CL_SUCCESS) status = error.code;
+      }
     }
     for (_cl_event* event : events)
       if (settle(event) != CL_SUCCESS && status == CL_SUCCESS) status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
@@ -161,6 +183,10 @@ CL_API_ENTRY cl_event CL_API_CALL clCreateUserEvent(cl_context context, cl_int* 
     event->context = Ref<_cl_context>(context);
     event->command_type = CL_COMMAND_USER;
     context->connection->call<CreateUserEvent>({.id = event->id, .context = context->id});
+    // In a spanning context, on every part: commands of any part may wait for it.
+    replicate(event.get(), context, [](Connection* connection, ObjectId id, ObjectId context_there) {
+      connection->call<CreateUserEvent>({.id = id, .context = context_there});
+    });
     return publish(event.release());
   });
 }
@@ -171,6 +197,8 @@ CL_API_ENTRY cl_int CL_API_CALL clSetUserEventStatus(cl_event event, cl_int exec
     if (event->command_type != CL_COMMAND_USER) throw ClError{CL_INVALID_EVENT};
     if (execution_status > CL_COMPLETE) throw ClError{CL_INVALID_VALUE};
     event->connection->call<SetUserEventStatus>({.event = event->id, .execution_status = execution_status});
+    for (const Replica& replica : event->replicas)
+      replica.connection->call<SetUserEventStatus>({.event = replica.id, .execution_status = execution_status});
   });
 }
 

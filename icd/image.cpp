@@ -322,8 +322,9 @@ std::optional<size_t> host_pitch(const _cl_mem& image, cl_image_info param) {
 
 namespace hivecl::icd {
 
+// Not in a context spanning connections: image data does not move between them (spanning.hpp).
 bool supports_images(const _cl_context* context) {
-  return std::any_of(context->devices.begin(), context->devices.end(),
+  return !context->spans() && std::any_of(context->devices.begin(), context->devices.end(),
                      [](cl_device_id device) { return device_value<cl_bool>(device, CL_DEVICE_IMAGE_SUPPORT); });
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "icd/api.hpp"
+#include "icd/spanning.hpp"
 #include "kernels_parser.hpp"
 #include "log.hpp"
 #include "work_size.hpp"
@@ -43,7 +44,8 @@ ArgClass class_of(kernels_parser::ArgKind kind) {
 void learn_signature(_cl_kernel* kernel, const kernels_parser::Kernel* parsed, const KernelSignature& remote) {
   if (parsed && parsed->arguments.size() == remote.num_args) {
     for (const kernels_parser::Argument& argument : parsed->arguments)
-      kernel->args.push_back({.arg_class = class_of(argument.kind), .value_size = argument.size});
+      kernel->args.push_back({.arg_class = class_of(argument.kind), .value_size = argument.size,
+                              .read_only = argument.kind == kernels_parser::ArgKind::constant_memory});
     return;
   }
   const KernelSignature described = remote.classes.size() == remote.num_args
@@ -60,10 +62,11 @@ cl_mem handle_value(size_t size, const void* value) {
   return mem;
 }
 
-// A buffer argument: a buffer of this kernel's proxy, or NULL.
+// A buffer argument: a buffer of this kernel's proxy (or of its spanning context), or NULL.
 KernelArg memory_arg(const _cl_kernel* kernel, const KernelArg& base, const void* value) {
   const cl_mem mem = handle_value(base.size, value);
-  if (mem && (!is_live(mem, HandleKind::mem) || mem->connection != kernel->connection))
+  if (mem && (!is_live(mem, HandleKind::mem) ||
+              (mem->connection != kernel->connection && mem->context.get() != kernel->program->context.get())))
     throw ClError{CL_INVALID_MEM_OBJECT};
   KernelArg arg = base;
   arg.kind = ArgKind::mem_object;
@@ -132,6 +135,21 @@ void apply_changed_args(_cl_kernel* kernel) {
   for (KernelArg& arg : args) kernel->args[arg.index].launched = std::move(arg);
 }
 
+// Spanning contexts: the application's arguments of `kernel` as `part` (the kernel on the
+// launch's connection) must hold them, each buffer's id there, its data brought there first.
+void translate_args(_cl_kernel* kernel, _cl_kernel* part, const _cl_command_queue* queue) {
+  for (size_t i = 0; i < kernel->args.size(); ++i) {
+    const KernelArgSlot& slot = kernel->args[i];
+    std::optional<KernelArg> arg = slot.current;
+    if (arg && slot.arg_class == ArgClass::memory && arg->object != no_object) {
+      if (!is_live(slot.handle, HandleKind::mem)) throw ClError{CL_INVALID_KERNEL_ARGS};  // released since
+      arg->object = use_mem(static_cast<const _cl_mem*>(slot.handle), queue,
+                            slot.read_only ? Access::reads : Access::reads_writes);
+    }
+    part->args[i].current = std::move(arg);
+  }
+}
+
 // The largest value of the device's size_t (CL_DEVICE_ADDRESS_BITS wide).
 uint64_t device_size_max(const _cl_device_id* device) {
   cl_uint bits = 64;
@@ -196,18 +214,9 @@ void launch_detached(EnqueuedCommand& command, EnqueueNDRangeKernel::Request&& r
       });
 }
 
-void enqueue_kernel(EnqueuedCommand& command, cl_kernel kernel, cl_uint work_dim, const size_t* global_offset,
-                    const size_t* global_size, const size_t* local_size, cl_command_type type) {
-  checked(kernel);
-  if (kernel->program->context.get() != command.queue()->context.get()) throw ClError{CL_INVALID_CONTEXT};
-  // Checked here: work_dim says how many sizes to read from the application's arrays.
-  if (work_dim < 1 || work_dim > 3) throw ClError{CL_INVALID_WORK_DIMENSION};
-  // OpenCL 2.1 and later: no global size is an empty range, which trivially succeeds.
-  static constexpr size_t empty_range[3] = {0, 0, 0};
-  if (!global_size) global_size = empty_range;
-  check_range(command.queue()->device, work_dim, global_offset, global_size);
-  // Held until the proxy has the launch: its arguments reach it in the order they were set.
-  std::lock_guard lock(kernel->args_mutex);
+// Sends the launch of `kernel` (its arguments' lock held) with what changed since its last one.
+void launch(EnqueuedCommand& command, _cl_kernel* kernel, cl_uint work_dim, const size_t* global_offset,
+            const size_t* global_size, const size_t* local_size, cl_command_type type) {
   if (kernel->args_in_doubt->exchange(false)) {
     for (KernelArgSlot& slot : kernel->args) slot.launched.reset();
     kernel->accepted_shapes.clear();
@@ -229,6 +238,56 @@ void enqueue_kernel(EnqueuedCommand& command, cl_kernel kernel, cl_uint work_dim
   command.complete(type);
 }
 
+void enqueue_kernel(EnqueuedCommand& command, cl_kernel kernel, cl_uint work_dim, const size_t* global_offset,
+                    const size_t* global_size, const size_t* local_size, cl_command_type type) {
+  checked(kernel);
+  if (kernel->program->context.get() != command.queue()->context.get()) throw ClError{CL_INVALID_CONTEXT};
+  // Checked here: work_dim says how many sizes to read from the application's arrays.
+  if (work_dim < 1 || work_dim > 3) throw ClError{CL_INVALID_WORK_DIMENSION};
+  // OpenCL 2.1 and later: no global size is an empty range, which trivially succeeds.
+  static constexpr size_t empty_range[3] = {0, 0, 0};
+  if (!global_size) global_size = empty_range;
+  check_range(command.queue()->device, work_dim, global_offset, global_size);
+  // Held until the proxy has the launch: its arguments reach it in the order they were set.
+  std::lock_guard lock(kernel->args_mutex);
+  if (!kernel->program->context->spans()) return launch(command, kernel, work_dim, global_offset, global_size, local_size, type);
+  _cl_kernel* part = kernel->part_on(command.connection());
+  std::unique_lock part_lock(part->args_mutex, std::defer_lock);
+  if (part != kernel) part_lock.lock();
+  translate_args(kernel, part, command.queue());
+  launch(command, part, work_dim, global_offset, global_size, local_size, type);
+}
+
+// Spanning contexts: the kernel made on the program's other parts, where it was built. Their
+// argument kinds are the application kernel's (the same source).
+void add_parts(_cl_kernel* kernel, const std::string& name) {
+  _cl_program* program = kernel->program.get();
+  for (const Replica& program_part : program->replicas) {
+    const ObjectId id = program_part.connection->new_id();
+    try {
+      program_part.connection->call<CreateKernel>(
+          {.id = id, .program = program_part.id, .name = name, .describe_args = false});
+    } catch (const ClError& error) {
+      if (error.code != CL_INVALID_PROGRAM_EXECUTABLE) throw;
+      continue;  // not built for the devices there; a launch there says so
+    }
+    auto part = new_kernel(program, id);
+    part->connection = program_part.connection;
+    part->args = kernel->args;
+    kernel->replicas.push_back({program_part.connection, id});
+    kernel->parts.push_back(std::move(part));
+  }
+}
+
+std::string kernel_name(_cl_kernel* kernel) {
+  size_t size = 0;
+  check(clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &size));
+  std::string name(size, '\0');
+  check(clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, size, name.data(), nullptr));
+  name.resize(name.find('\0'));
+  return name;
+}
+
 }  // namespace
 
 CL_API_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char* kernel_name, cl_int* errcode_ret) {
@@ -242,6 +301,7 @@ CL_API_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char
         {.id = id, .program = program->id, .name = kernel_name, .describe_args = known == nullptr});
     auto kernel = new_kernel(program, id);
     learn_signature(kernel.get(), known, reply.signature);
+    add_parts(kernel.get(), kernel_name);
     return publish(kernel.release());
   });
 }
@@ -267,6 +327,7 @@ CL_API_ENTRY cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_
       created.push_back(new_kernel(program, ids[i]));
       learn_signature(created.back().get(), parsed ? parsed->certain_kernel(reply.names[i]) : nullptr,
                       reply.signatures[i]);
+      add_parts(created.back().get(), reply.names[i]);
     }
     for (size_t i = 0; i < count; ++i) kernels[i] = publish(created[i].release());
   });
@@ -286,6 +347,9 @@ CL_API_ENTRY cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel, cl_int
     } else {
       clone->accepted_shapes = source_kernel->accepted_shapes;
     }
+    // Spanning contexts: the parts are made anew from the source (the clone's record of the
+    // arguments is the application's, and every part's proxy gets them at its first launch).
+    if (!source_kernel->parts.empty()) add_parts(clone.get(), kernel_name(source_kernel));
     return publish(clone.release());
   });
 }
@@ -304,6 +368,10 @@ CL_API_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint arg_ind
     checked(kernel);
     std::lock_guard lock(kernel->args_mutex);
     kernel->args[arg_index].current = describe_arg(kernel, arg_index, arg_size, arg_value);
+    // Spanning contexts translate the buffer for each launch's part (translate_args).
+    const void* handle = nullptr;
+    if (arg_value && arg_size == sizeof handle) std::memcpy(&handle, arg_value, sizeof handle);
+    kernel->args[arg_index].handle = handle;
   });
 }
 
@@ -326,12 +394,19 @@ CL_API_ENTRY cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_de
                                                          void* param_value, size_t* param_value_size_ret) {
   return guarded([&] {
     checked(kernel);
-    if (device && (checked(device)->connection != kernel->connection ||
-                   !kernel->program->context->has_device(device)))
-      throw ClError{CL_INVALID_DEVICE};
+    if (device && !kernel->program->context->has_device(checked(device))) throw ClError{CL_INVALID_DEVICE};
+    // The kernel on the device's connection (the only one unless its context spans several).
+    _cl_kernel* part = kernel;
+    if (device) {
+      try {
+        part = kernel->part_on(device->connection);
+      } catch (const ClError&) {
+        throw ClError{CL_INVALID_DEVICE};
+      }
+    }
     InfoReply reply(param_value_size, param_value, param_value_size_ret);
-    if (param_name == CL_KERNEL_LOCAL_MEM_SIZE) apply_changed_args(kernel);
-    remote_info(kernel->connection, InfoFamily::kernel_work_group, kernel->id, param_name, reply,
+    if (param_name == CL_KERNEL_LOCAL_MEM_SIZE) apply_changed_args(part);
+    remote_info(part->connection, InfoFamily::kernel_work_group, part->id, param_name, reply,
                 device ? device->id : no_object);
   });
 }

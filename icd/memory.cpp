@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "icd/api.hpp"
+#include "icd/spanning.hpp"
 
 using namespace hivecl;
 using namespace hivecl::icd;
@@ -93,6 +94,7 @@ cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl
   mem->size = size;
   if (flags & CL_MEM_USE_HOST_PTR) mem->host_ptr = host_ptr;
   if (properties) mem->properties = {0};
+  if (context->spans()) mem->spread = new_spread(context, size, host_ptr != nullptr);
   // The proxy keeps its own copy of a CL_MEM_USE_HOST_PTR buffer; mappings bring host_ptr up to date.
   // Host access flags are enforced here: the proxy must read and write the buffer for any mapping.
   cl_mem_flags wire_flags = flags & ~host_access_flags;
@@ -187,7 +189,8 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
                bool blocking, cl_command_type type) {
   uint64_t sequence = 0;
   const SharedRange shared = shared_range(command.connection(), pointer, size);
-  command.connection()->call<ReadBuffer>({.queue = command.queue()->id, .mem = mem->id, .offset = offset,
+  const ObjectId id = use_mem(mem, command.queue(), Access::reads, offset, size);
+  command.connection()->call<ReadBuffer>({.queue = command.queue()->id, .mem = id, .offset = offset,
                                           .size = size, .tail = command.tail(),
                                           .host_address = shared.segment ? 0 : host_address(command.connection(), pointer),
                                           .shared = shared},
@@ -218,7 +221,8 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
   const SharedRange shared = shared_range(connection, pointer, size);
   const uint64_t address = shared.segment ? 0 : host_address(connection, pointer);
   const std::span<const std::byte> bulk(static_cast<const std::byte*>(pointer), address || shared.segment ? 0 : size);
-  WriteBuffer::Request request{.queue = command.queue()->id, .mem = mem->id, .offset = offset, .size = size,
+  WriteBuffer::Request request{.queue = command.queue()->id, .mem = use_mem(mem, command.queue(), Access::writes, offset, size),
+                               .offset = offset, .size = size,
                                .tail = command.tail(), .host_address = address, .shared = shared};
   if (!blocking && memory == HostMemory::application && !connection->in_process()) {
     request.detached = true;
@@ -261,6 +265,16 @@ size_t box_end(const size_t* origin, const size_t* region, size_t row_pitch, siz
       __builtin_add_overflow(end, origin[0], &end) || __builtin_add_overflow(end, region[0], &end))
     throw ClError{CL_INVALID_VALUE};
   return end;
+}
+
+// The first byte of a box in its buffer, and the bytes from there to its last (spanning.hpp).
+size_t box_begin(const BufferBox& box) {
+  return box.origin[2] * box.slice_pitch + box.origin[1] * box.row_pitch + box.origin[0];
+}
+size_t box_span(const BufferBox& box) {
+  const size_t origin[3] = {box.origin[0], box.origin[1], box.origin[2]};
+  const size_t region[3] = {box.region[0], box.region[1], box.region[2]};
+  return box_end(origin, region, box.row_pitch, box.slice_pitch) - box_begin(box);
 }
 
 void check_region(const size_t* origin, const size_t* region) {
@@ -320,7 +334,8 @@ void read_rect_into(EnqueuedCommand& command, const _cl_mem* mem, const BufferBo
   auto packed = std::make_shared<std::vector<std::byte>>(host.packed_bytes());
   Connection* connection = command.connection();
   uint64_t sequence = 0;
-  connection->call<ReadBufferRect>({.queue = command.queue()->id, .mem = mem->id, .box = box, .tail = command.tail(),
+  const ObjectId id = use_mem(mem, command.queue(), Access::reads, box_begin(box), box_span(box));
+  connection->call<ReadBufferRect>({.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail(),
                                     .host_address = host_address(connection, packed->data())},
                                    {}, &sequence);
   auto incoming = connection->receive(sequence, packed->data(), packed->size());
@@ -344,8 +359,10 @@ void write_rect_from(EnqueuedCommand& command, const _cl_mem* mem, const BufferB
   Connection* connection = command.connection();
   const uint64_t address = host_address(connection, packed.data());
   const std::span<const std::byte> bulk(packed.data(), address ? 0 : packed.size());
+  // The rows of the box are written, the bytes between them kept: all of its span must be here.
+  const ObjectId id = use_mem(mem, command.queue(), Access::reads_writes, box_begin(box), box_span(box));
   connection->call<WriteBufferRect>(
-      {.queue = command.queue()->id, .mem = mem->id, .box = box, .tail = command.tail(), .host_address = address},
+      {.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail(), .host_address = address},
       bulk);
   command.complete(CL_COMMAND_WRITE_BUFFER_RECT);
 }
@@ -457,8 +474,10 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue command_que
     const _cl_mem* source = transfer_buffer(command, src_buffer);
     const _cl_mem* destination = transfer_buffer(command, dst_buffer);
     // Ranges and overlap are checked by the device's own implementation.
-    command.connection()->call<CopyBuffer>({.queue = command.queue()->id, .source = source->id,
-                                            .destination = destination->id, .source_offset = src_offset,
+    const ObjectId source_id = use_mem(source, command.queue(), Access::reads, src_offset, size);
+    const ObjectId destination_id = use_mem(destination, command.queue(), Access::writes, dst_offset, size);
+    command.connection()->call<CopyBuffer>({.queue = command.queue()->id, .source = source_id,
+                                            .destination = destination_id, .source_offset = src_offset,
                                             .destination_offset = dst_offset, .size = size,
                                             .tail = command.tail()});
     command.complete(CL_COMMAND_COPY_BUFFER);
@@ -476,7 +495,8 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue command_que
     if (!pattern || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size))
       throw ClError{CL_INVALID_VALUE};
     const auto* bytes = static_cast<const std::byte*>(pattern);
-    command.connection()->call<FillBuffer>({.queue = command.queue()->id, .mem = mem->id,
+    const ObjectId id = use_mem(mem, command.queue(), Access::writes, offset, size);
+    command.connection()->call<FillBuffer>({.queue = command.queue()->id, .mem = id,
                                             .pattern = Bytes(bytes, bytes + pattern_size), .offset = offset,
                                             .size = size, .tail = command.tail()});
     command.complete(CL_COMMAND_FILL_BUFFER);
@@ -535,7 +555,8 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue command
   });
 }
 
-// Every buffer lives on its context's one proxy and device memory: there is nothing to move.
+// A buffer of a context on one connection has nothing to move; in a spanning context, the
+// buffers' data moves to the queue's part (spanning.hpp).
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects,
                                                            const cl_mem* mem_objects, cl_mem_migration_flags flags,
                                                            cl_uint num_events_in_wait_list,
@@ -546,6 +567,9 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue comm
     for (cl_uint i = 0; i < num_mem_objects; ++i) transfer_mem(command, mem_objects[i]);
     if (flags & ~cl_mem_migration_flags{CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED})
       throw ClError{CL_INVALID_VALUE};
+    const Access access = flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED ? Access::writes : Access::reads;
+    if (!(flags & CL_MIGRATE_MEM_OBJECT_HOST))
+      for (cl_uint i = 0; i < num_mem_objects; ++i) use_mem(mem_objects[i], command.queue(), access);
     enqueue_marker(command, CL_COMMAND_MIGRATE_MEM_OBJECTS, false);
   });
 }
@@ -599,8 +623,11 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue command
     const BufferBox from = buffer_box(source, src_origin, region, src_row_pitch, src_slice_pitch);
     const BufferBox to = buffer_box(destination, dst_origin, region, dst_row_pitch, dst_slice_pitch);
     // Overlap within one buffer is checked by the device's own implementation.
-    command.connection()->call<CopyBufferRect>({.queue = command.queue()->id, .source = source->id,
-                                                .destination = destination->id, .source_box = from,
+    const ObjectId source_id = use_mem(source, command.queue(), Access::reads, box_begin(from), box_span(from));
+    const ObjectId destination_id =
+        use_mem(destination, command.queue(), Access::reads_writes, box_begin(to), box_span(to));
+    command.connection()->call<CopyBufferRect>({.queue = command.queue()->id, .source = source_id,
+                                                .destination = destination_id, .source_box = from,
                                                 .destination_box = to, .tail = command.tail()});
     command.complete(CL_COMMAND_COPY_BUFFER_RECT);
   });

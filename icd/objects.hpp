@@ -39,15 +39,33 @@ void register_handle(const void* handle, HandleKind kind);
 void unregister_handle(const void* handle);
 bool is_live(const void* handle, HandleKind kind);
 
+// The same object's id on another connection: an object of a context whose devices belong to
+// several proxies (or to a proxy and this process) has one remote object on each.
+struct Replica {
+  Connection* connection = nullptr;
+  protocol::ObjectId id = protocol::no_object;
+};
+
 // An application-visible object on one proxy. Like native implementations, one reference
 // count covers the application's references and the holds of dependent objects (a buffer
 // holds its context, a kernel its program, ...): an object the application released stays
 // valid, and reachable through its dependents, until the last of them goes.
 template <class Self>
 struct Shared : IcdObject {
-  Connection* connection = nullptr;
+  Connection* connection = nullptr;  // in a context spanning connections: the context's first
   protocol::ObjectId id = protocol::no_object;
   std::atomic<cl_uint> refs{1};
+  // Its ids on the other connections of a spanning context (buffers: those made so far, under
+  // their Spread's lock).
+  std::vector<Replica> replicas;
+
+  // Its id on `other`; ClError(CL_INVALID_CONTEXT) where it has none.
+  protocol::ObjectId id_on(const Connection* other) const {
+    if (other == connection) return id;
+    for (const Replica& replica : replicas)
+      if (replica.connection == other) return replica.id;
+    throw ClError{CL_INVALID_CONTEXT};
+  }
 };
 
 template <class T>
@@ -112,13 +130,26 @@ struct DestructorCallbacks {
   }
 };
 
+// A context whose devices belong to several connections has a remote context on each (its
+// parts: the primary `connection`, then the replicas, in the order of its devices).
 struct _cl_context : hivecl::icd::Shared<_cl_context> {
   std::vector<cl_device_id> devices;
   std::vector<cl_context_properties> properties;  // as the application gave them, 0-terminated or empty
   DestructorCallbacks<cl_context> destructor_callbacks;
+  // Spanning contexts: a queue of HiveCL's own per part, made on first use, that moves buffer
+  // data between parts (index: the part's).
+  std::mutex service_mutex;
+  std::vector<hivecl::protocol::ObjectId> service_queues;
 
-  ~_cl_context() { destructor_callbacks.run(this); }
+  ~_cl_context();
   bool has_device(cl_device_id device) const;
+  bool spans() const { return !replicas.empty(); }
+  size_t part_count() const { return replicas.size() + 1; }
+  hivecl::icd::Connection* part_connection(size_t part) const {
+    return part == 0 ? connection : replicas[part - 1].connection;
+  }
+  // The index of `other`'s part; ClError(CL_INVALID_CONTEXT) where none is.
+  size_t part_of(const hivecl::icd::Connection* other) const;
 };
 
 // Application memory, [begin, end): what a read fills, what a write takes its data from.
@@ -174,6 +205,10 @@ struct ImageDescription {
   size_t slice_step = 0;
 };
 
+namespace hivecl::icd {
+struct Spread;  // spanning.hpp
+}
+
 struct _cl_mem : hivecl::icd::Shared<_cl_mem> {
   struct Mapping {
     void* pointer;
@@ -200,6 +235,9 @@ struct _cl_mem : hivecl::icd::Shared<_cl_mem> {
   std::unique_ptr<hivecl::icd::SharedShadow> shared_shadow;  // the same, shared with a proxy of this node
   std::vector<Mapping> mappings;
   DestructorCallbacks<cl_mem> destructor_callbacks;
+  // Buffers of a spanning context (the root buffer's; sub-buffers use their parent's): where
+  // each byte's latest data is.
+  std::shared_ptr<hivecl::icd::Spread> spread;
 
   ~_cl_mem() { destructor_callbacks.run(this); }
 };
@@ -227,8 +265,10 @@ struct _cl_program : hivecl::icd::Shared<_cl_program> {
 struct KernelArgSlot {
   hivecl::protocol::ArgClass arg_class = hivecl::protocol::ArgClass::unknown;
   std::optional<uint64_t> value_size;  // by-value arguments whose size the parser knows
+  bool read_only = false;              // a buffer the kernel cannot write (__constant)
   std::optional<hivecl::protocol::KernelArg> current;
   std::optional<hivecl::protocol::KernelArg> launched;
+  const void* handle = nullptr;        // spanning contexts: the buffer or sampler `current` names
 };
 
 // What a launch's acceptance depends on besides its arguments' kinds and sizes: a shape the
@@ -251,6 +291,12 @@ struct _cl_kernel : hivecl::icd::Shared<_cl_kernel> {
   // Set when a launch that was not waited for failed on the proxy: which arguments the proxy
   // holds is then unknown, so the next launch sends all and waits.
   std::shared_ptr<std::atomic<bool>> args_in_doubt = std::make_shared<std::atomic<bool>>(false);
+  // Spanning contexts: the same kernel on the other connections (their ids are the replicas),
+  // each with its own record of what its proxy holds.
+  std::vector<std::unique_ptr<_cl_kernel>> parts;
+
+  // The kernel that launches on `other` (this one, or one of its parts).
+  _cl_kernel* part_on(const hivecl::icd::Connection* other);
 };
 
 struct _cl_event : hivecl::icd::Shared<_cl_event> {
@@ -312,6 +358,7 @@ template <class T>
 void destroy(T* object) {
   unregister_handle(object);
   release_remote(object->connection, HandleTraits<T>::remote, object->id);
+  for (const Replica& replica : object->replicas) release_remote(replica.connection, HandleTraits<T>::remote, replica.id);
   delete object;
 }
 

@@ -8,6 +8,7 @@
 
 #include "icd/api.hpp"
 #include "icd/callbacks.hpp"
+#include "icd/spanning.hpp"
 #include "kernels_parser.hpp"
 #include "protocol/program_binary.hpp"
 
@@ -17,17 +18,41 @@ using namespace hivecl::protocol;
 
 namespace {
 
-// The devices a build applies to: a subset of the program's, or all of them.
-std::vector<ObjectId> build_devices(const _cl_program* program, cl_uint num_devices, const cl_device_id* device_list) {
+// The devices a build applies to: a subset of the program's, or all of them (empty).
+std::vector<cl_device_id> build_devices(const _cl_program* program, cl_uint num_devices,
+                                        const cl_device_id* device_list) {
   if ((num_devices == 0) != (device_list == nullptr)) throw ClError{CL_INVALID_VALUE};
-  std::vector<ObjectId> ids;
+  std::vector<cl_device_id> devices;
   for (cl_uint i = 0; i < num_devices; ++i) {
     checked(device_list[i]);
     if (std::find(program->devices.begin(), program->devices.end(), device_list[i]) == program->devices.end())
       throw ClError{CL_INVALID_DEVICE};
-    ids.push_back(device_list[i]->id);
+    devices.push_back(device_list[i]);
   }
-  return ids;
+  return devices;
+}
+
+// Runs `call(connection, program id there, ids of `devices` there)` on each connection of the
+// program (one, unless its context spans several: spanning.hpp) that has some of `devices`, or
+// on each when `devices` is empty (all of the program's devices). The first error is thrown
+// once every connection ran.
+template <class Call>
+void on_each_part(_cl_program* program, const std::vector<cl_device_id>& devices, Call call) {
+  std::optional<ClError> failure;
+  std::vector<Replica> parts{{program->connection, program->id}};
+  parts.insert(parts.end(), program->replicas.begin(), program->replicas.end());
+  for (const Replica& part : parts) {
+    std::vector<ObjectId> ids;
+    for (cl_device_id device : devices)
+      if (device->connection == part.connection) ids.push_back(device->id);
+    if (!devices.empty() && ids.empty()) continue;
+    try {
+      call(part.connection, part.id, ids);
+    } catch (const ClError& error) {
+      if (!failure) failure = error;
+    }
+  }
+  if (failure) throw *failure;
 }
 
 // The header of the program's HiveCL binaries (protocol/program_binary.hpp): its kernels whose
@@ -68,7 +93,14 @@ std::shared_ptr<const kernels_parser::Program> header_kernels(const BinaryHeader
 // The program's binaries as the application gets them: the device's, behind a header where
 // the kernels are known.
 std::vector<Bytes> application_binaries(_cl_program* program) {
-  auto binaries = program->connection->call<GetProgramBinaries>({.program = program->id}).binaries;
+  // Each connection answers for its devices, in the program's order of them.
+  std::vector<Bytes> binaries(program->devices.size());
+  on_each_part(program, {}, [&](Connection* connection, ObjectId id, const std::vector<ObjectId>&) {
+    auto part = connection->call<GetProgramBinaries>({.program = id}).binaries;
+    size_t next = 0;
+    for (size_t i = 0; i < program->devices.size() && next < part.size(); ++i)
+      if (program->devices[i]->connection == connection) binaries[i] = std::move(part[next++]);
+  });
   if (const auto header = binary_header(program))
     for (Bytes& binary : binaries)
       if (!binary.empty()) binary = wrap_binary(*header, binary);
@@ -78,7 +110,6 @@ std::vector<Bytes> application_binaries(_cl_program* program) {
 void get_binary_sizes(_cl_program* program, InfoReply& reply) {
   std::vector<size_t> sizes;
   for (const Bytes& binary : application_binaries(program)) sizes.push_back(binary.size());
-  sizes.resize(program->devices.size());
   reply.list(sizes);
 }
 
@@ -154,6 +185,13 @@ std::vector<ObjectId> ids_of(const std::vector<cl_device_id>& devices) {
   return ids;
 }
 
+// What libhivecl does not do yet in a context spanning several connections (spanning.hpp).
+void spanning_unsupported(const _cl_context* context, const char* what) {
+  if (!context->spans()) return;
+  log::warn(what, " in a context spanning several proxies is not supported yet");
+  throw ClError{CL_INVALID_OPERATION};
+}
+
 std::unique_ptr<_cl_program> new_program(_cl_context* context, std::vector<cl_device_id> devices) {
   auto program = std::make_unique<_cl_program>();
   program->connection = context->connection;
@@ -166,6 +204,7 @@ std::unique_ptr<_cl_program> new_program(_cl_context* context, std::vector<cl_de
 cl_program create_with_binary(cl_context context, cl_uint num_devices, const cl_device_id* device_list,
                               const size_t* lengths, const unsigned char** binaries, cl_int* binary_status) {
   checked(context);
+  spanning_unsupported(context, "clCreateProgramWithBinary");
   auto devices = program_devices(context, num_devices, device_list);
   if (!lengths || !binaries) throw ClError{CL_INVALID_VALUE};
   std::vector<Bytes> copies;
@@ -199,6 +238,13 @@ std::vector<ObjectId> program_ids(const _cl_context* context, cl_uint count, con
   return ids;
 }
 
+// The same programs' ids on `connection` (of a spanning context; checked by program_ids).
+std::vector<ObjectId> program_ids_on(const Connection* connection, cl_uint count, const cl_program* list) {
+  std::vector<ObjectId> ids;
+  for (cl_uint i = 0; i < count; ++i) ids.push_back(list[i]->id_on(connection));
+  return ids;
+}
+
 void compile_program(cl_program program, cl_uint num_devices, const cl_device_id* device_list, const char* options,
                      cl_uint num_input_headers, const cl_program* input_headers, const char** header_include_names,
                      BuildNotify pfn_notify, void* user_data) {
@@ -206,7 +252,7 @@ void compile_program(cl_program program, cl_uint num_devices, const cl_device_id
   check_notify(pfn_notify, user_data);
   const auto devices = build_devices(program, num_devices, device_list);
   if ((num_input_headers == 0) != (header_include_names == nullptr)) throw ClError{CL_INVALID_VALUE};
-  const auto headers = program_ids(program->context.get(), num_input_headers, input_headers);
+  program_ids(program->context.get(), num_input_headers, input_headers);
   std::vector<std::string> names;
   kernels_parser::Headers header_sources;
   for (cl_uint i = 0; i < num_input_headers; ++i) {
@@ -216,9 +262,11 @@ void compile_program(cl_program program, cl_uint num_devices, const cl_device_id
   }
   cl_int status = CL_SUCCESS;
   try {
-    program->connection->call<CompileProgram>({.program = program->id, .devices = devices,
-                                               .options = options ? options : "", .headers = headers,
-                                               .header_names = names});
+    on_each_part(program, devices, [&](Connection* connection, ObjectId id, const std::vector<ObjectId>& ids) {
+      connection->call<CompileProgram>({.program = id, .devices = ids, .options = options ? options : "",
+                                        .headers = program_ids_on(connection, num_input_headers, input_headers),
+                                        .header_names = names});
+    });
   } catch (const ClError& error) {
     status = error.code;
   }
@@ -234,6 +282,7 @@ std::pair<cl_program, cl_int> link_program(cl_context context, cl_uint num_devic
                                            void* user_data) {
   checked(context);
   check_notify(pfn_notify, user_data);
+  spanning_unsupported(context, "clLinkProgram");
   if ((num_devices == 0) != (device_list == nullptr)) throw ClError{CL_INVALID_VALUE};
   auto devices = num_devices ? program_devices(context, num_devices, device_list) : context->devices;
   if (num_input_programs == 0) throw ClError{CL_INVALID_VALUE};
@@ -263,6 +312,9 @@ CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithSource(cl_context context
     }
     auto program = new_program(context, context->devices);
     context->connection->call<CreateProgramWithSource>({.id = program->id, .context = context->id, .source = source});
+    replicate(program.get(), context, [&](Connection* connection, ObjectId id, ObjectId context_there) {
+      connection->call<CreateProgramWithSource>({.id = id, .context = context_there, .source = source});
+    });
     program->source = std::move(source);
     return publish(program.release());
   });
@@ -277,8 +329,9 @@ CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_d
     const auto devices = build_devices(program, num_devices, device_list);
     cl_int status = CL_SUCCESS;
     try {
-      program->connection->call<BuildProgram>(
-          {.program = program->id, .devices = devices, .options = options ? options : ""});
+      on_each_part(program, devices, [&](Connection* connection, ObjectId id, const std::vector<ObjectId>& ids) {
+        connection->call<BuildProgram>({.program = id, .devices = ids, .options = options ? options : ""});
+      });
     } catch (const ClError& error) {
       status = error.code;
     }
@@ -324,7 +377,8 @@ CL_API_ENTRY cl_int CL_API_CALL clGetProgramBuildInfo(cl_program program, cl_dev
     if (std::find(program->devices.begin(), program->devices.end(), device) == program->devices.end())
       throw ClError{CL_INVALID_DEVICE};
     InfoReply reply(param_value_size, param_value, param_value_size_ret);
-    remote_info(program->connection, InfoFamily::program_build, program->id, param_name, reply, device->id);
+    remote_info(device->connection, InfoFamily::program_build, program->id_on(device->connection), param_name, reply,
+                device->id);
   });
 }
 

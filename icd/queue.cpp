@@ -77,14 +77,15 @@ cl_command_queue create_queue(cl_context context, cl_device_id device, std::vect
   if (!with_properties && (properties & ~host_queue_properties)) throw ClError{CL_INVALID_VALUE};
   check_queue_properties(properties, has_size);
   auto queue = std::make_unique<_cl_command_queue>();
-  queue->connection = context->connection;
-  queue->id = context->connection->new_id();
+  // On its device's part of the context (which is the whole context unless it spans).
+  queue->connection = device->connection;
+  queue->id = device->connection->new_id();
   queue->context = Ref<_cl_context>(context);
   queue->device = device;
   queue->properties = properties;
   if (with_properties) queue->property_list = list;
-  context->connection->call<CreateCommandQueue>({.id = queue->id, .context = context->id, .device = device->id,
-                                                 .properties = {list.begin(), list.end()}});
+  device->connection->call<CreateCommandQueue>({.id = queue->id, .context = context->id_on(device->connection),
+                                                .device = device->id, .properties = {list.begin(), list.end()}});
   return publish(queue.release());
 }
 

@@ -2,12 +2,12 @@
 # Several hosts over TCP: three network namespaces (netns-hosts.sh), ompi-server on this
 # machine, one proxy per namespace, the client here. Runs the differential API tests against
 # a proxy on another host, one computation and the n-body example split over the three hosts'
-# devices, then cuts one host's link (no TCP reset: only the peer timeout can tell) and checks that its
+# devices, contexts spanning two hosts (and this machine's in-process device), then cuts one host's link (no TCP reset: only the peer timeout can tell) and checks that its
 # calls fail within the timeout, then removes the namespaces. Skips (77) only where
 # namespaces cannot be created.
-#   multi-host.sh BUILD_DIR API_TESTS MULTI_DEVICE LINK_CUT
+#   multi-host.sh BUILD_DIR API_TESTS MULTI_DEVICE LINK_CUT SPANNING_CONTEXT
 set -u
-build=$1 api_tests=$2 multi_device=$3 link_cut=$4
+build=$1 api_tests=$2 multi_device=$3 link_cut=$4 spanning_context=$5
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 hosts=$here/netns-hosts.sh
 
@@ -33,6 +33,9 @@ export HIVECL_TEST_HOSTFILE=$here/../../mpi-hostfiles/netns HIVECL_LAUNCH_AGENT=
   echo "== n-body split over the three hosts (the own device of this machine hidden), against one of them"
   HIVECL_LOCAL_DEVICES=hidden "$0/examples/nbody_split" --platform HiveCL --bodies 1200 --steps 3 | tee "$HIVECL_CLUSTER_DIR/split"
   [ "$(grep -c "^node: hivecl-h" "$HIVECL_CLUSTER_DIR/split")" -eq 3 ]
+  echo "== one context over this machine (in-process) and hivecl-h1, then over hivecl-h1 and hivecl-h2"
+  "$4" HiveCL
+  HIVECL_LOCAL_DEVICES=hidden "$4" HiveCL
   echo "== hivecl-h3 loses its link; peer timeout 2 s"
   HIVECL_NODES=hivecl-h3 HIVECL_PEER_TIMEOUT_MS=2000 "$3" "ip link set hivecl-v3 down" "ip link set hivecl-v3 up" 8
   # Back once hivecl-h3 reaches this machine again (a refused connection proves the route).
@@ -40,4 +43,4 @@ export HIVECL_TEST_HOSTFILE=$here/../../mpi-hostfiles/netns HIVECL_LAUNCH_AGENT=
     ip netns exec hivecl-h3 timeout 1 bash -c "exec 3<>/dev/tcp/10.231.47.1/9" 2>&1 | grep -q refused && break
     sleep 0.2
   done
-  ' "$build" "$api_tests" "$multi_device" "$link_cut"
+  ' "$build" "$api_tests" "$multi_device" "$link_cut" "$spanning_context"

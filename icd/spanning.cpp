@@ -1,0 +1,187 @@
+// Contexts spanning several connections (spanning.hpp): parts, buffers made where they are
+// used, and buffer data moved to the part of the command that reads it.
+#include "icd/spanning.hpp"
+
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <bit>
+#include <memory>
+
+#include "icd/api.hpp"
+#include "log.hpp"
+
+using namespace hivecl::protocol;
+
+size_t _cl_context::part_of(const hivecl::icd::Connection* other) const {
+  if (other == connection) return 0;
+  for (size_t i = 0; i < replicas.size(); ++i)
+    if (replicas[i].connection == other) return i + 1;
+  throw hivecl::ClError{CL_INVALID_CONTEXT};
+}
+
+_cl_kernel* _cl_kernel::part_on(const hivecl::icd::Connection* other) {
+  if (other == connection) return this;
+  for (auto& part : parts)
+    if (part->connection == other) return part.get();
+  // The program was not built for the devices of that part.
+  throw hivecl::ClError{CL_INVALID_PROGRAM_EXECUTABLE};
+}
+
+namespace hivecl::icd {
+
+namespace {
+
+using PartMask = Spread::PartMask;
+
+constexpr PartMask part_bit(size_t part) { return PartMask{1} << part; }
+// Data moves between parts in pieces of this size: what this process holds at once.
+constexpr size_t move_piece = size_t{64} << 20;
+
+// The queue of HiveCL's own on `part` (on that part's first device), made on first use.
+ObjectId service_queue(_cl_context* context, size_t part) {
+  std::lock_guard lock(context->service_mutex);
+  context->service_queues.resize(context->part_count(), no_object);
+  ObjectId& queue = context->service_queues[part];
+  if (queue != no_object) return queue;
+  Connection* connection = context->part_connection(part);
+  const auto device = std::find_if(context->devices.begin(), context->devices.end(),
+                                   [&](cl_device_id d) { return d->connection == connection; });
+  const ObjectId id = connection->new_id();
+  connection->call<CreateCommandQueue>(
+      {.id = id, .context = context->id_on(connection), .device = (*device)->id, .properties = {}});
+  return queue = id;
+}
+
+// Where a range starts, a boundary in the map (the range before it keeps its holders).
+void split_at(Spread& spread, size_t at) {
+  if (at >= spread.size) return;
+  auto next = spread.holders.upper_bound(at);
+  const PartMask holders = std::prev(next)->second;
+  spread.holders.emplace(at, holders);
+}
+
+// Waits for every command of the queues that wrote the buffer on `part`.
+void finish_writers(Spread& spread, size_t part) {
+  for (const auto& queue : spread.writers[part]) queue->connection->call<Finish>({.queue = queue->id});
+  spread.writers[part].clear();
+}
+
+// Reads [begin, end) of the root buffer from part `from` into this process and writes it on
+// part `to`, where it has landed on the device once this returns.
+void move_range(_cl_mem* root, size_t from, size_t to, size_t begin, size_t end) {
+  _cl_context* context = root->context.get();
+  Connection* source = context->part_connection(from);
+  Connection* target = context->part_connection(to);
+  const ObjectId source_queue = service_queue(context, from), target_queue = service_queue(context, to);
+  const ObjectId source_id = root->id_on(source), target_id = root->id_on(target);
+  log::debug("spanning context: moving bytes ", begin, " to ", end, " of a buffer from ", source->record().node,
+             " to ", target->record().node);
+  std::unique_ptr<std::byte[]> piece(new std::byte[std::min(move_piece, end - begin)]);
+  for (size_t offset = begin; offset < end; offset += move_piece) {
+    const size_t size = std::min(move_piece, end - offset);
+    uint64_t sequence = 0;
+    source->call<ReadBuffer>({.queue = source_queue, .mem = source_id, .offset = offset, .size = size,
+                              .host_address = host_address(source, piece.get())},
+                             {}, &sequence);
+    check(source->receive(sequence, piece.get(), size)->wait());
+    const uint64_t address = host_address(target, piece.get());
+    target->call<WriteBuffer>({.queue = target_queue, .mem = target_id, .offset = offset, .size = size,
+                               .host_address = address},
+                              {piece.get(), address ? 0 : size}, &sequence);
+    if (target->in_process()) check(target->receive(sequence, nullptr, 0)->wait());
+  }
+  target->call<Finish>({.queue = target_queue});
+}
+
+// Brings every byte of [begin, end) that `part` does not hold from a part that does.
+void bring(Spread& spread, _cl_mem* root, size_t part, size_t begin, size_t end) {
+  split_at(spread, begin);
+  split_at(spread, end);
+  for (auto range = spread.holders.lower_bound(begin); range != spread.holders.end() && range->first < end; ++range) {
+    if (range->second & part_bit(part)) continue;
+    const size_t from = static_cast<size_t>(std::countr_zero(range->second));
+    const auto next = std::next(range);
+    finish_writers(spread, from);
+    move_range(root, from, part, range->first, next == spread.holders.end() ? spread.size : next->first);
+    range->second |= part_bit(part);
+  }
+}
+
+// [begin, end) written on `part` by a command of `queue`: only that part holds it now.
+void written(Spread& spread, const _cl_command_queue* queue, size_t part, size_t begin, size_t end) {
+  split_at(spread, begin);
+  split_at(spread, end);
+  for (auto range = spread.holders.lower_bound(begin); range != spread.holders.end() && range->first < end; ++range)
+    range->second = part_bit(part);
+  for (auto range = spread.holders.begin(); range != spread.holders.end();) {  // joins equal neighbours
+    const auto next = std::next(range);
+    if (next != spread.holders.end() && next->second == range->second) spread.holders.erase(next);
+    else range = next;
+  }
+  auto& writers = spread.writers[part];
+  if (std::none_of(writers.begin(), writers.end(), [&](const auto& q) { return q.get() == queue; }))
+    writers.emplace_back(const_cast<_cl_command_queue*>(queue));
+}
+
+// The buffer on `connection`, made there first if need be (the root, then the sub-buffer).
+ObjectId made_on(_cl_mem* mem, _cl_mem* root, Connection* connection) {
+  constexpr cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+  const _cl_context* context = root->context.get();
+  if (connection == root->connection) return mem->id;
+  const auto has = [&](const _cl_mem* m) {
+    return std::any_of(m->replicas.begin(), m->replicas.end(), [&](const Replica& r) { return r.connection == connection; });
+  };
+  if (!has(root)) {
+    const Replica replica{connection, connection->new_id()};
+    // Its data comes from the parts that hold it: no host pointer here.
+    connection->call<CreateBuffer>({.id = replica.id, .context = context->id_on(connection),
+                                    .flags = (root->flags & (access | CL_MEM_ALLOC_HOST_PTR)), .size = root->size});
+    root->replicas.push_back(replica);
+  }
+  if (mem != root && !has(mem)) {
+    const Replica replica{connection, connection->new_id()};
+    connection->call<CreateSubBuffer>({.id = replica.id, .parent = root->id_on(connection), .flags = mem->flags & access,
+                                       .origin = mem->origin, .size = mem->size});
+    mem->replicas.push_back(replica);
+  }
+  return mem->id_on(connection);
+}
+
+}  // namespace
+
+std::shared_ptr<Spread> new_spread(const _cl_context* context, size_t size, bool with_data) {
+  auto spread = std::make_shared<Spread>();
+  spread->size = size;
+  spread->holders.emplace(0, with_data ? part_bit(0) : ~PartMask{0});
+  spread->writers.resize(context->part_count());
+  return spread;
+}
+
+ObjectId use_mem(const _cl_mem* mem, const _cl_command_queue* queue, Access access, size_t offset, size_t size) {
+  if (!mem->context->spans()) return mem->id;
+  auto* object = const_cast<_cl_mem*>(mem);
+  _cl_mem* root = mem->parent ? mem->parent.get() : object;
+  Spread& spread = *root->spread;
+  std::lock_guard lock(spread.mutex);
+  const size_t part = root->context->part_of(queue->connection);
+  const ObjectId id = made_on(object, root, queue->connection);
+  // A range outside the buffer is the device's to refuse; nothing moves for it.
+  if (offset > mem->size || size > mem->size - offset || size == 0) return id;
+  const size_t begin = mem->origin + offset, end = begin + size;
+  if (static_cast<uint8_t>(access) & static_cast<uint8_t>(Access::reads)) bring(spread, root, part, begin, end);
+  if (static_cast<uint8_t>(access) & static_cast<uint8_t>(Access::writes)) written(spread, queue, part, begin, end);
+  return id;
+}
+
+ObjectId use_mem(const _cl_mem* mem, const _cl_command_queue* queue, Access access) {
+  return use_mem(mem, queue, access, 0, mem->size);
+}
+
+void release_service_queues(_cl_context* context) {
+  for (size_t part = 0; part < context->service_queues.size(); ++part)
+    if (context->service_queues[part] != no_object)
+      release_remote(context->part_connection(part), ObjectKind::command_queue, context->service_queues[part]);
+}
+
+}  // namespace hivecl::icd

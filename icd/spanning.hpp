@@ -1,0 +1,70 @@
+// Contexts whose devices belong to several connections (proxies, or a proxy and this process's
+// in-process devices). Such a context has a remote context on each connection (its parts);
+// programs, kernels, samplers and user events are made on every part, queues and their
+// commands on their device's part. A buffer is made on the first part and on any other part
+// where a command first uses it; libhivecl keeps, for every byte range of a buffer, which
+// parts hold its latest data, and before a command on a part that reads a range held
+// elsewhere it moves that range there: it waits for the queues that wrote it there, reads it
+// into this process and writes it on the command's part, which the command then sees.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "icd/connection.hpp"
+#include "icd/objects.hpp"
+
+namespace hivecl::icd {
+
+// How a command uses a buffer range.
+enum class Access : uint8_t { reads = 1, writes = 2, reads_writes = 3 };
+
+// Where a buffer's data is, for the root buffer of a spanning context (sub-buffers share their
+// parent's): ranges and the parts holding their latest data, and per part the queues that
+// wrote there (whose commands a move from that part must wait for).
+struct Spread {
+  using PartMask = uint64_t;
+  static constexpr size_t max_parts = 64;
+
+  std::mutex mutex;
+  size_t size = 0;
+  std::map<size_t, PartMask> holders;  // range start → holders of [start, next start)
+  std::vector<std::vector<Ref<_cl_command_queue>>> writers;
+};
+
+// The state of a new root buffer of `context`, made on its first part: with initial data
+// (copied from the application) only that part holds it; without, any part is as good.
+std::shared_ptr<Spread> new_spread(const _cl_context* context, size_t size, bool with_data);
+
+// The id of `mem` on `queue`'s connection for a command there that uses [offset, offset + size)
+// of it: in a spanning context, made there first if it is not yet, and a range it reads brought
+// there from the part that holds it. The application's own buffer id elsewhere.
+protocol::ObjectId use_mem(const _cl_mem* mem, const _cl_command_queue* queue, Access access, size_t offset,
+                           size_t size);
+// The same for the whole of `mem`.
+protocol::ObjectId use_mem(const _cl_mem* mem, const _cl_command_queue* queue, Access access);
+
+// Makes an object of a spanning context on each of its other parts: `create(connection, id,
+// context_id_there)` sends the creation; the ids become `object`'s replicas. Should one fail,
+// those made are released and the error is thrown.
+template <class T, class Create>
+void replicate(T* object, const _cl_context* context, Create create) {
+  try {
+    for (const Replica& part : context->replicas) {
+      const Replica replica{part.connection, part.connection->new_id()};
+      create(part.connection, replica.id, part.id);
+      object->replicas.push_back(replica);
+    }
+  } catch (...) {
+    for (const Replica& replica : object->replicas) release_remote(replica.connection, HandleTraits<T>::remote, replica.id);
+    object->replicas.clear();
+    throw;
+  }
+}
+
+// Releases the context's service queues (its destruction).
+void release_service_queues(_cl_context* context);
+
+}  // namespace hivecl::icd

@@ -1,0 +1,273 @@
+// One context over the first two devices of a platform (through HiveCL: devices of two proxies,
+// a context spanning both), a queue on each: buffers written on one device and used on the
+// other, halves of a buffer (sub-buffers) computed on each, copies, fills, maps, rectangles,
+// events of one queue in the other's wait list, a user event holding both. Every result is
+// checked on the host, so the same program checks a native platform too (given one device,
+// both queues are on it).
+//   spanning-context PLATFORM_NAME
+#include <CL/cl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "platform_named.hpp"
+
+namespace {
+
+int failures = 0;
+
+void expect(bool condition, const std::string& what) {
+  std::printf("%s: %s\n", condition ? "ok" : "FAILED", what.c_str());
+  if (!condition) ++failures;
+}
+
+void check(cl_int status, const char* what) {
+  if (status == CL_SUCCESS) return;
+  std::fprintf(stderr, "spanning-context: %s failed (%d)\n", what, status);
+  std::exit(1);
+}
+
+const char* source = R"(
+__kernel void add(__global int* data, int amount) { data[get_global_id(0)] += amount; }
+__kernel void scale(__constant int* from, __global int* to, int factor) {
+  to[get_global_id(0)] = from[get_global_id(0)] * factor;
+})";
+
+constexpr size_t count = 1 << 16;
+constexpr size_t bytes = count * sizeof(int);
+
+struct Setup {
+  std::vector<cl_device_id> devices;  // two entries (the same device twice natively, if it has one)
+  cl_context context = nullptr;
+  cl_command_queue queues[2]{};
+  cl_kernel add = nullptr, scale = nullptr;
+};
+
+Setup open(const char* platform_name) {
+  Setup setup;
+  cl_platform_id platform = hivecl::test::platform_named(platform_name);
+  if (!platform) check(CL_INVALID_PLATFORM, "finding the platform");
+  cl_uint found = 0;
+  check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &found), "clGetDeviceIDs");
+  std::vector<cl_device_id> devices(found);
+  check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, found, devices.data(), nullptr), "clGetDeviceIDs");
+  devices.resize(std::min<cl_uint>(found, 2));
+  cl_int status = CL_SUCCESS;
+  setup.context = clCreateContext(nullptr, static_cast<cl_uint>(devices.size()), devices.data(), nullptr, nullptr, &status);
+  check(status, "clCreateContext");
+  if (devices.size() == 1) devices.push_back(devices.front());
+  setup.devices = devices;
+  std::printf("devices: %zu distinct\n", devices[0] == devices[1] ? size_t{1} : size_t{2});
+  for (int i = 0; i < 2; ++i) {
+    setup.queues[i] = clCreateCommandQueueWithProperties(setup.context, devices[i], nullptr, &status);
+    check(status, "clCreateCommandQueueWithProperties");
+  }
+  cl_program program = clCreateProgramWithSource(setup.context, 1, &source, nullptr, &status);
+  check(status, "clCreateProgramWithSource");
+  check(clBuildProgram(program, 0, nullptr, "", nullptr, nullptr), "clBuildProgram");
+  for (cl_device_id device : devices) {
+    cl_build_status built = CL_BUILD_NONE;
+    check(clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_STATUS, sizeof built, &built, nullptr),
+          "clGetProgramBuildInfo");
+    expect(built == CL_BUILD_SUCCESS, "the program is built for each device");
+  }
+  setup.add = clCreateKernel(program, "add", &status);
+  check(status, "clCreateKernel");
+  setup.scale = clCreateKernel(program, "scale", &status);
+  check(status, "clCreateKernel");
+  clReleaseProgram(program);
+  return setup;
+}
+
+cl_mem buffer(const Setup& setup, cl_mem_flags flags, size_t size, void* host = nullptr) {
+  cl_int status = CL_SUCCESS;
+  cl_mem mem = clCreateBuffer(setup.context, flags, size, host, &status);
+  check(status, "clCreateBuffer");
+  return mem;
+}
+
+void add(const Setup& setup, int queue, cl_mem mem, int amount, size_t items, cl_uint waits = 0,
+         const cl_event* wait_list = nullptr, cl_event* done = nullptr) {
+  check(clSetKernelArg(setup.add, 0, sizeof mem, &mem), "clSetKernelArg");
+  check(clSetKernelArg(setup.add, 1, sizeof amount, &amount), "clSetKernelArg");
+  check(clEnqueueNDRangeKernel(setup.queues[queue], setup.add, 1, nullptr, &items, nullptr, waits, wait_list, done),
+        "clEnqueueNDRangeKernel");
+}
+
+std::vector<int> read(const Setup& setup, int queue, cl_mem mem, size_t items) {
+  std::vector<int> values(items);
+  check(clEnqueueReadBuffer(setup.queues[queue], mem, CL_TRUE, 0, items * sizeof(int), values.data(), 0, nullptr,
+                            nullptr),
+        "clEnqueueReadBuffer");
+  return values;
+}
+
+std::vector<int> iota(int first) {
+  std::vector<int> values(count);
+  std::iota(values.begin(), values.end(), first);
+  return values;
+}
+
+std::vector<int> plus(std::vector<int> values, int amount) {
+  for (int& value : values) value += amount;
+  return values;
+}
+
+// Written on one device, changed on the other, read back on the first; then the other way.
+void ping_pong(const Setup& setup) {
+  const std::vector<int> initial = iota(0);
+  cl_mem mem = buffer(setup, CL_MEM_READ_WRITE, bytes);
+  check(clEnqueueWriteBuffer(setup.queues[0], mem, CL_TRUE, 0, bytes, initial.data(), 0, nullptr, nullptr),
+        "clEnqueueWriteBuffer");
+  add(setup, 1, mem, 5, count);
+  check(clFinish(setup.queues[1]), "clFinish");
+  expect(read(setup, 0, mem, count) == plus(initial, 5), "written on device 0, added to on device 1, read on 0");
+  add(setup, 0, mem, 2, count);
+  check(clFinish(setup.queues[0]), "clFinish");
+  add(setup, 1, mem, 3, count);
+  expect(read(setup, 1, mem, count) == plus(initial, 10), "added to on each in turn, read on device 1");
+  clReleaseMemObject(mem);
+}
+
+// A buffer made from host data, its halves (sub-buffers) each changed on its own device.
+void halves(const Setup& setup) {
+  std::vector<int> initial = iota(100);
+  cl_mem mem = buffer(setup, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, initial.data());
+  cl_mem half[2];
+  for (int i = 0; i < 2; ++i) {
+    const cl_buffer_region region{i * bytes / 2, bytes / 2};
+    cl_int status = CL_SUCCESS;
+    half[i] = clCreateSubBuffer(mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &status);
+    check(status, "clCreateSubBuffer");
+  }
+  add(setup, 0, half[0], 1, count / 2);
+  add(setup, 1, half[1], 7, count / 2);
+  check(clFinish(setup.queues[0]), "clFinish");
+  check(clFinish(setup.queues[1]), "clFinish");
+  std::vector<int> expected = initial;
+  for (size_t i = 0; i < count; ++i) expected[i] += i < count / 2 ? 1 : 7;
+  expect(read(setup, 0, mem, count) == expected, "each half changed on its own device, the whole read on device 0");
+  expect(read(setup, 1, mem, count) == expected, "the same read on device 1");
+  for (cl_mem sub : half) clReleaseMemObject(sub);
+  clReleaseMemObject(mem);
+}
+
+// A copy and a fill on one device of data made on the other; a __constant argument.
+void copy_fill_scale(const Setup& setup) {
+  const std::vector<int> initial = iota(-50);
+  cl_mem from = buffer(setup, CL_MEM_READ_WRITE, bytes);
+  cl_mem to = buffer(setup, CL_MEM_READ_WRITE, bytes);
+  check(clEnqueueWriteBuffer(setup.queues[0], from, CL_TRUE, 0, bytes, initial.data(), 0, nullptr, nullptr),
+        "clEnqueueWriteBuffer");
+  check(clEnqueueCopyBuffer(setup.queues[1], from, to, 0, 0, bytes, 0, nullptr, nullptr), "clEnqueueCopyBuffer");
+  const int pattern = 9;
+  check(clEnqueueFillBuffer(setup.queues[1], to, &pattern, sizeof pattern, bytes / 2, bytes / 4, 0, nullptr, nullptr),
+        "clEnqueueFillBuffer");
+  check(clFinish(setup.queues[1]), "clFinish");
+  std::vector<int> expected = initial;
+  for (size_t i = count / 2; i < count / 2 + count / 4; ++i) expected[i] = pattern;
+  expect(read(setup, 0, to, count) == expected, "copied and filled on device 1, read on device 0");
+  // The first items of `to`, scaled into `from` (a __constant argument small enough for any device).
+  const int factor = 3;
+  const size_t scaled = 4096;
+  check(clSetKernelArg(setup.scale, 0, sizeof to, &to), "clSetKernelArg");
+  check(clSetKernelArg(setup.scale, 1, sizeof from, &from), "clSetKernelArg");
+  check(clSetKernelArg(setup.scale, 2, sizeof factor, &factor), "clSetKernelArg");
+  check(clEnqueueNDRangeKernel(setup.queues[1], setup.scale, 1, nullptr, &scaled, nullptr, 0, nullptr, nullptr),
+        "clEnqueueNDRangeKernel");
+  check(clFinish(setup.queues[1]), "clFinish");
+  for (size_t i = 0; i < count; ++i) expected[i] = i < scaled ? expected[i] * factor : initial[i];
+  expect(read(setup, 0, from, count) == expected, "scaled on device 1 from a __constant buffer, read on device 0");
+  std::vector<int> rect(16 * 4);
+  const size_t origin[3] = {0, 0, 0}, host_origin[3] = {0, 0, 0}, region[3] = {16 * sizeof(int), 4, 1};
+  check(clEnqueueReadBufferRect(setup.queues[0], from, CL_TRUE, origin, host_origin, region, 64 * sizeof(int), 0,
+                                16 * sizeof(int), 0, rect.data(), 0, nullptr, nullptr),
+        "clEnqueueReadBufferRect");
+  bool rows = true;
+  for (size_t y = 0; y < 4; ++y)
+    for (size_t x = 0; x < 16; ++x) rows = rows && rect[y * 16 + x] == expected[y * 64 + x];
+  expect(rows, "a rectangle of it read on device 0");
+  clReleaseMemObject(from);
+  clReleaseMemObject(to);
+}
+
+// A map on one device of data made on the other; the unmapped changes seen on the first.
+void map_unmap(const Setup& setup) {
+  const std::vector<int> initial = iota(1000);
+  cl_mem mem = buffer(setup, CL_MEM_READ_WRITE, bytes);
+  check(clEnqueueWriteBuffer(setup.queues[0], mem, CL_TRUE, 0, bytes, initial.data(), 0, nullptr, nullptr),
+        "clEnqueueWriteBuffer");
+  cl_int status = CL_SUCCESS;
+  auto* mapped = static_cast<int*>(clEnqueueMapBuffer(setup.queues[1], mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                                      bytes, 0, nullptr, nullptr, &status));
+  check(status, "clEnqueueMapBuffer");
+  expect(std::vector<int>(mapped, mapped + count) == initial, "written on device 0, mapped on device 1");
+  for (size_t i = 0; i < count; ++i) mapped[i] *= 2;
+  check(clEnqueueUnmapMemObject(setup.queues[1], mem, mapped, 0, nullptr, nullptr), "clEnqueueUnmapMemObject");
+  check(clFinish(setup.queues[1]), "clFinish");
+  std::vector<int> expected = initial;
+  for (int& value : expected) value *= 2;
+  expect(read(setup, 0, mem, count) == expected, "changed through the mapping, read on device 0");
+  clReleaseMemObject(mem);
+}
+
+// Commands of one queue wait for the other's, and both for a user event set last.
+void events(const Setup& setup) {
+  const std::vector<int> initial = iota(7);
+  cl_mem mem = buffer(setup, CL_MEM_READ_WRITE, bytes);
+  cl_int status = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(setup.context, &status);
+  check(status, "clCreateUserEvent");
+  cl_event written = nullptr, added = nullptr, read_done = nullptr;
+  check(clEnqueueWriteBuffer(setup.queues[0], mem, CL_FALSE, 0, bytes, initial.data(), 1, &gate, &written),
+        "clEnqueueWriteBuffer");
+  std::vector<int> values(count);
+  // Set the gate before the other device's command: it waits for `written` where it is sent.
+  check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
+  add(setup, 1, mem, 4, count, 1, &written, &added);
+  check(clEnqueueReadBuffer(setup.queues[0], mem, CL_FALSE, 0, bytes, values.data(), 1, &added, &read_done),
+        "clEnqueueReadBuffer");
+  const cl_event all[3] = {written, added, read_done};
+  check(clWaitForEvents(3, all), "clWaitForEvents");
+  expect(values == plus(initial, 4), "write on 0, kernel on 1 waiting for it, read on 0 waiting for that");
+  cl_int state = CL_QUEUED;
+  check(clGetEventInfo(added, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, nullptr), "clGetEventInfo");
+  expect(state == CL_COMPLETE, "the other device's event reports its completion");
+  for (cl_event event : {gate, written, added, read_done}) clReleaseEvent(event);
+  clReleaseMemObject(mem);
+}
+
+void limits(const Setup& setup) {
+  cl_uint devices = 0;
+  check(clGetContextInfo(setup.context, CL_CONTEXT_NUM_DEVICES, sizeof devices, &devices, nullptr), "clGetContextInfo");
+  expect(devices == (setup.devices[0] == setup.devices[1] ? 1u : 2u), "the context has every device asked for");
+  size_t size = 0;
+  check(clGetKernelWorkGroupInfo(setup.add, setup.devices[1], CL_KERNEL_WORK_GROUP_SIZE, sizeof size, &size, nullptr),
+        "clGetKernelWorkGroupInfo");
+  expect(size > 0, "the kernel's work-group size on device 1");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: spanning-context PLATFORM_NAME\n");
+    return 2;
+  }
+  Setup setup = open(argv[1]);
+  limits(setup);
+  ping_pong(setup);
+  halves(setup);
+  copy_fill_scale(setup);
+  map_unmap(setup);
+  events(setup);
+  clReleaseKernel(setup.add);
+  clReleaseKernel(setup.scale);
+  for (cl_command_queue queue : setup.queues) clReleaseCommandQueue(queue);
+  clReleaseContext(setup.context);
+  std::printf("%d failure(s)\n", failures);
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Two proxies on this machine (one named localhost, one by the host's name: a hostfile's
+# duplicate lines start one proxy), so that HiveCL shows two devices of two proxies:
+# - examples/nbody_split over both must match its run on one of them;
+# - spanning-context (one context over both devices) must give the host's results, natively
+#   (both queues on the native device) and through HiveCL.
+#   two-proxies.sh BUILD_DIR SPANNING_CONTEXT
+set -u
+build=$(cd "$1" && pwd) spanning=$2
+hostfile=$(mktemp)
+trap 'rm -f "$hostfile"' EXIT
+printf 'localhost\n%s\n' "$(hostname)" >"$hostfile"
+HIVECL_TEST_HOSTFILE=$hostfile "$(dirname "${BASH_SOURCE[0]}")/../with-cluster.sh" "$build" bash -c '
+  set -e
+  on() { local spec=$1; shift; OCL_ICD_VENDORS=${spec%%:*} OCL_ICD_FILENAMES=${spec#*:} "$@"; }
+  echo "== examples/nbody_split over the two proxies"
+  output=$(on "$HIVECL_TEST_ICD_HIVECL" "$0/examples/nbody_split" --platform HiveCL --bodies 1500 --steps 3)
+  echo "$output"
+  grep -q "^result: 2 device(s) against 1: largest difference" <<<"$output"
+  [ "$(grep -c "^share: " <<<"$output")" -eq 2 ]
+  echo "== one context spanning both proxies: natively, then through HiveCL"
+  on "$HIVECL_TEST_ICD_NATIVE" "$1" "$HIVECL_TEST_NATIVE_PLATFORM"
+  output=$(on "$HIVECL_TEST_ICD_HIVECL" "$1" HiveCL)
+  echo "$output"
+  grep -q "^devices: 2 distinct" <<<"$output"' "$build" "$spanning"
