@@ -179,32 +179,45 @@ std::vector<cl_device_id> program_devices(const _cl_context* context, cl_uint nu
   return devices;
 }
 
-std::vector<ObjectId> ids_of(const std::vector<cl_device_id>& devices) {
-  std::vector<ObjectId> ids;
-  for (cl_device_id device : devices) ids.push_back(device->id);
-  return ids;
-}
-
-// What libhivecl does not do yet in a context spanning several connections (spanning.hpp).
-void spanning_unsupported(const _cl_context* context, const char* what) {
-  if (!context->spans()) return;
-  log::warn(what, " in a context spanning several proxies is not supported yet");
-  throw ClError{CL_INVALID_OPERATION};
-}
-
+// A program of `devices`, on the connection of the first (the context's own, unless it spans several).
 std::unique_ptr<_cl_program> new_program(_cl_context* context, std::vector<cl_device_id> devices) {
   auto program = std::make_unique<_cl_program>();
-  program->connection = context->connection;
-  program->id = context->connection->new_id();
+  program->connection = devices.front()->connection;
+  program->id = program->connection->new_id();
   program->context = Ref<_cl_context>(context);
   program->devices = std::move(devices);
   return program;
 }
 
+// Makes the program on each connection of its devices (one, unless its context spans several):
+// `create(connection, id there, indices of the program's devices there)` sends the creation
+// and throws if it fails. Should one fail, those made are released and the error is thrown.
+template <class Create>
+void make_on_each_part(std::unique_ptr<_cl_program>& program, Create create) {
+  std::vector<Connection*> connections;
+  for (cl_device_id device : program->devices)
+    if (std::find(connections.begin(), connections.end(), device->connection) == connections.end())
+      connections.push_back(device->connection);
+  bool made = false;
+  try {
+    for (Connection* connection : connections) {
+      const ObjectId id = connection == program->connection ? program->id : connection->new_id();
+      std::vector<size_t> indices;
+      for (size_t i = 0; i < program->devices.size(); ++i)
+        if (program->devices[i]->connection == connection) indices.push_back(i);
+      create(connection, id, indices);
+      if (connection == program->connection) made = true;
+      else program->replicas.push_back({connection, id});
+    }
+  } catch (...) {
+    if (made) destroy(program.release());
+    throw;
+  }
+}
+
 cl_program create_with_binary(cl_context context, cl_uint num_devices, const cl_device_id* device_list,
                               const size_t* lengths, const unsigned char** binaries, cl_int* binary_status) {
   checked(context);
-  spanning_unsupported(context, "clCreateProgramWithBinary");
   auto devices = program_devices(context, num_devices, device_list);
   if (!lengths || !binaries) throw ClError{CL_INVALID_VALUE};
   std::vector<Bytes> copies;
@@ -219,26 +232,30 @@ cl_program create_with_binary(cl_context context, cl_uint num_devices, const cl_
   }
   auto program = new_program(context, std::move(devices));
   program->parsed = std::move(kernels);
-  const auto reply = context->connection->call<CreateProgramWithBinary>(
-      {.id = program->id, .context = context->id, .devices = ids_of(program->devices), .binaries = copies});
-  if (binary_status)
-    for (size_t i = 0; i < num_devices && i < reply.binary_status.size(); ++i) binary_status[i] = reply.binary_status[i];
-  check(reply.status);
+  make_on_each_part(program, [&](Connection* connection, ObjectId id, const std::vector<size_t>& indices) {
+    std::vector<ObjectId> ids;
+    std::vector<Bytes> part_binaries;
+    for (size_t i : indices) {
+      ids.push_back(program->devices[i]->id);
+      part_binaries.push_back(copies[i]);
+    }
+    const auto reply = connection->call<CreateProgramWithBinary>(
+        {.id = id, .context = context->id_on(connection), .devices = ids, .binaries = part_binaries});
+    for (size_t k = 0; binary_status && k < indices.size() && k < reply.binary_status.size(); ++k)
+      binary_status[indices[k]] = reply.binary_status[k];
+    check(reply.status);
+  });
   return publish(program.release());
 }
 
 // The programs a compile or link names: `count` and `list` agree, each is live and of `context`.
-std::vector<ObjectId> program_ids(const _cl_context* context, cl_uint count, const cl_program* list) {
+void check_programs(const _cl_context* context, cl_uint count, const cl_program* list) {
   if ((count == 0) != (list == nullptr)) throw ClError{CL_INVALID_VALUE};
-  std::vector<ObjectId> ids;
-  for (cl_uint i = 0; i < count; ++i) {
+  for (cl_uint i = 0; i < count; ++i)
     if (checked(list[i])->context.get() != context) throw ClError{CL_INVALID_CONTEXT};
-    ids.push_back(list[i]->id);
-  }
-  return ids;
 }
 
-// The same programs' ids on `connection` (of a spanning context; checked by program_ids).
+// Their ids on `connection` (checked by check_programs).
 std::vector<ObjectId> program_ids_on(const Connection* connection, cl_uint count, const cl_program* list) {
   std::vector<ObjectId> ids;
   for (cl_uint i = 0; i < count; ++i) ids.push_back(list[i]->id_on(connection));
@@ -252,7 +269,7 @@ void compile_program(cl_program program, cl_uint num_devices, const cl_device_id
   check_notify(pfn_notify, user_data);
   const auto devices = build_devices(program, num_devices, device_list);
   if ((num_input_headers == 0) != (header_include_names == nullptr)) throw ClError{CL_INVALID_VALUE};
-  program_ids(program->context.get(), num_input_headers, input_headers);
+  check_programs(program->context.get(), num_input_headers, input_headers);
   std::vector<std::string> names;
   kernels_parser::Headers header_sources;
   for (cl_uint i = 0; i < num_input_headers; ++i) {
@@ -282,20 +299,25 @@ std::pair<cl_program, cl_int> link_program(cl_context context, cl_uint num_devic
                                            void* user_data) {
   checked(context);
   check_notify(pfn_notify, user_data);
-  spanning_unsupported(context, "clLinkProgram");
   if ((num_devices == 0) != (device_list == nullptr)) throw ClError{CL_INVALID_VALUE};
   auto devices = num_devices ? program_devices(context, num_devices, device_list) : context->devices;
   if (num_input_programs == 0) throw ClError{CL_INVALID_VALUE};
-  const auto inputs = program_ids(context, num_input_programs, input_programs);
+  check_programs(context, num_input_programs, input_programs);
   auto program = new_program(context, std::move(devices));
-  const auto reply = context->connection->call<LinkProgram>(
-      {.id = program->id, .context = context->id, .devices = num_devices ? ids_of(program->devices) : std::vector<ObjectId>{},
-       .options = options ? options : "", .inputs = inputs});
-  if (!reply.created) throw ClError{reply.status};
-  if (reply.status == CL_SUCCESS) remember_linked_signatures(program.get(), num_input_programs, input_programs);
+  cl_int status = CL_SUCCESS;
+  make_on_each_part(program, [&](Connection* connection, ObjectId id, const std::vector<size_t>& indices) {
+    std::vector<ObjectId> ids;
+    for (size_t i : indices) ids.push_back(program->devices[i]->id);
+    const auto reply = connection->call<LinkProgram>(
+        {.id = id, .context = context->id_on(connection), .devices = num_devices ? ids : std::vector<ObjectId>{},
+         .options = options ? options : "", .inputs = program_ids_on(connection, num_input_programs, input_programs)});
+    if (!reply.created) throw ClError{reply.status};
+    if (status == CL_SUCCESS) status = reply.status;
+  });
+  if (status == CL_SUCCESS) remember_linked_signatures(program.get(), num_input_programs, input_programs);
   cl_program linked = publish(program.release());
   notify_built(linked, pfn_notify, user_data);
-  return {linked, reply.status};
+  return {linked, status};
 }
 
 }  // namespace

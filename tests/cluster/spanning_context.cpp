@@ -1,7 +1,8 @@
 // One context over the first two devices of a platform (through HiveCL: devices of two proxies,
 // a context spanning both), a queue on each: buffers written on one device and used on the
 // other, halves of a buffer (sub-buffers) computed on each, copies, fills, maps, rectangles,
-// events of one queue in the other's wait list, a user event holding both. Every result is
+// events of one queue in the other's wait list, a user event holding both, programs from both
+// devices' binaries and from a compile and a link. Every result is
 // checked on the host, so the same program checks a native platform too (given one device,
 // both queues are on it).
 //   spanning-context PLATFORM_NAME
@@ -240,6 +241,65 @@ void events(const Setup& setup) {
   clReleaseMemObject(mem);
 }
 
+// A kernel of `program` adds 1 on each queue's device; the result read on device 0.
+bool runs_on_both(const Setup& setup, cl_program program) {
+  cl_int status = CL_SUCCESS;
+  cl_kernel kernel = clCreateKernel(program, "add", &status);
+  check(status, "clCreateKernel");
+  const std::vector<int> initial = iota(3);
+  cl_mem mem = buffer(setup, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, const_cast<int*>(initial.data()));
+  const int amount = 1;
+  check(clSetKernelArg(kernel, 0, sizeof mem, &mem), "clSetKernelArg");
+  check(clSetKernelArg(kernel, 1, sizeof amount, &amount), "clSetKernelArg");
+  for (cl_command_queue queue : setup.queues) {
+    check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &count, nullptr, 0, nullptr, nullptr),
+          "clEnqueueNDRangeKernel");
+    check(clFinish(queue), "clFinish");
+  }
+  const bool right = read(setup, 0, mem, count) == plus(initial, 2);
+  clReleaseMemObject(mem);
+  clReleaseKernel(kernel);
+  return right;
+}
+
+// Programs from the binaries of every device of the context, and compiled then linked.
+void binaries_and_linking(const Setup& setup) {
+  cl_program built = nullptr;
+  check(clGetKernelInfo(setup.add, CL_KERNEL_PROGRAM, sizeof built, &built, nullptr), "clGetKernelInfo");
+  cl_uint devices = 0;
+  check(clGetProgramInfo(built, CL_PROGRAM_NUM_DEVICES, sizeof devices, &devices, nullptr), "clGetProgramInfo");
+  std::vector<size_t> sizes(devices);
+  check(clGetProgramInfo(built, CL_PROGRAM_BINARY_SIZES, devices * sizeof(size_t), sizes.data(), nullptr),
+        "clGetProgramInfo");
+  std::vector<std::vector<unsigned char>> binaries;
+  std::vector<unsigned char*> pointers;
+  for (size_t size : sizes) pointers.push_back(binaries.emplace_back(size).data());
+  check(clGetProgramInfo(built, CL_PROGRAM_BINARIES, devices * sizeof(unsigned char*), pointers.data(), nullptr),
+        "clGetProgramInfo");
+  std::vector<cl_device_id> list(devices);
+  check(clGetProgramInfo(built, CL_PROGRAM_DEVICES, devices * sizeof(cl_device_id), list.data(), nullptr),
+        "clGetProgramInfo");
+  std::vector<cl_int> binary_status(devices, CL_INVALID_VALUE);
+  cl_int status = CL_SUCCESS;
+  cl_program from_binaries = clCreateProgramWithBinary(
+      setup.context, devices, list.data(), sizes.data(), const_cast<const unsigned char**>(pointers.data()),
+      binary_status.data(), &status);
+  check(status, "clCreateProgramWithBinary");
+  for (cl_int each : binary_status) expect(each == CL_SUCCESS, "a device's binary is accepted");
+  check(clBuildProgram(from_binaries, 0, nullptr, "", nullptr, nullptr), "clBuildProgram");
+  expect(runs_on_both(setup, from_binaries), "a program from every device's binary runs on both devices");
+  clReleaseProgram(from_binaries);
+
+  cl_program compiled = clCreateProgramWithSource(setup.context, 1, &source, nullptr, &status);
+  check(status, "clCreateProgramWithSource");
+  check(clCompileProgram(compiled, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr), "clCompileProgram");
+  cl_program linked = clLinkProgram(setup.context, 0, nullptr, "", 1, &compiled, nullptr, nullptr, &status);
+  check(status, "clLinkProgram");
+  expect(runs_on_both(setup, linked), "a compiled and linked program runs on both devices");
+  clReleaseProgram(linked);
+  clReleaseProgram(compiled);
+}
+
 void limits(const Setup& setup) {
   cl_uint devices = 0;
   check(clGetContextInfo(setup.context, CL_CONTEXT_NUM_DEVICES, sizeof devices, &devices, nullptr), "clGetContextInfo");
@@ -264,6 +324,7 @@ int main(int argc, char** argv) {
   copy_fill_scale(setup);
   map_unmap(setup);
   events(setup);
+  binaries_and_linking(setup);
   clReleaseKernel(setup.add);
   clReleaseKernel(setup.scale);
   for (cl_command_queue queue : setup.queues) clReleaseCommandQueue(queue);
