@@ -8,6 +8,7 @@
 #include "log.hpp"
 #include "proxy/executors.hpp"
 #include "proxy/server.hpp"
+#include "proxy/topology.hpp"
 
 namespace hivecl::proxy {
 
@@ -68,6 +69,7 @@ protocol::DeviceRecord describe_device(const NativeDevice& device, protocol::Obj
     }
     record.info.push_back(std::move(entry));
   }
+  locate(device, record);
   return record;
 }
 

@@ -72,8 +72,12 @@ struct ProxyView {
 void print_text(const std::vector<ProxyView>& proxies, std::ostream& out) {
   for (const auto& [record, has_status, status] : proxies) {
     out << "proxy on " << record.node << ", pid " << record.pid << "\n";
-    for (const auto& device : record.devices)
-      out << "  device " << device.id << ": " << device_name(device) << " (" << device.native_platform << ")\n";
+    for (const auto& device : record.devices) {
+      out << "  device " << device.id << ": " << device_name(device) << " (" << device.native_platform << ")";
+      if (!device.pci_bus_id.empty()) out << ", PCI " << device.pci_bus_id;
+      if (device.numa_node >= 0) out << ", NUMA node " << device.numa_node;
+      out << "\n";
+    }
     if (!has_status) {
       out << "  no status reported yet\n";
       continue;
@@ -96,7 +100,9 @@ void print_json(const Config& config, const std::vector<ProxyView>& proxies, std
     const char* separator = "";
     for (const auto& device : record.devices) {
       out << separator << "{\"id\": " << device.id << ", \"name\": " << quoted(device_name(device))
-          << ", \"platform\": " << quoted(device.native_platform) << "}";
+          << ", \"platform\": " << quoted(device.native_platform) << ", \"pci_bus_id\": "
+          << (device.pci_bus_id.empty() ? "null" : quoted(device.pci_bus_id))
+          << ", \"numa_node\": " << (device.numa_node >= 0 ? std::to_string(device.numa_node) : "null") << "}";
       separator = ", ";
     }
     out << "], \"status_updated_at\": " << (has_status ? std::to_string(status.updated_at) : "null")

@@ -6,6 +6,7 @@
 #include <hwloc.h>
 #include <hwloc/opencl.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #endif
@@ -54,26 +55,50 @@ void bind(hwloc_topology_t topology, hwloc_const_bitmap_t cores) {
             memory ? "), memory there too" : "), memory not bound");
 }
 
+// A topology of cores and NUMA nodes only: I/O discovery would load hwloc's OpenCL plugin here.
+using Topology = std::unique_ptr<hwloc_topology, decltype(&hwloc_topology_destroy)>;
+
+Topology load_topology() {
+  hwloc_topology_t topology = nullptr;
+  if (hwloc_topology_init(&topology) != 0) return {nullptr, &hwloc_topology_destroy};
+  Topology loaded{topology, &hwloc_topology_destroy};
+  hwloc_topology_set_io_types_filter(topology, HWLOC_TYPE_FILTER_KEEP_NONE);
+  if (hwloc_topology_load(topology) != 0) loaded.reset();
+  return loaded;
+}
+
 }  // namespace
 
+void locate(const NativeDevice& device, protocol::DeviceRecord& record) {
+  unsigned domain = 0, bus = 0, slot = 0, function = 0;
+  if (hwloc_opencl_get_device_pci_busid(device.device, &domain, &bus, &slot, &function) != 0) return;
+  char id[48];
+  std::snprintf(id, sizeof id, "%04x:%02x:%02x.%x", domain, bus, slot, function);
+  record.pci_bus_id = id;
+  const Topology topology = load_topology();
+  if (!topology) return;
+  const Bitmap cores = new_bitmap(), nodes = new_bitmap();
+  if (hwloc_opencl_get_device_cpuset(topology.get(), device.device, cores.get()) != 0) return;
+  hwloc_cpuset_to_nodeset(topology.get(), cores.get(), nodes.get());
+  if (hwloc_bitmap_weight(nodes.get()) == 1) record.numa_node = hwloc_bitmap_first(nodes.get());
+}
+
 void place_near(const std::vector<NativeDevice>& devices) {
-  hwloc_topology_t topology = nullptr;
-  if (hwloc_topology_init(&topology) != 0) return;
-  // Cores and NUMA nodes only: I/O discovery would load hwloc's OpenCL plugin here.
-  hwloc_topology_set_io_types_filter(topology, HWLOC_TYPE_FILTER_KEEP_NONE);
-  if (hwloc_topology_load(topology) == 0) {
-    const Bitmap near = cores_near(topology, devices);
-    if (hwloc_bitmap_iszero(near.get()) || hwloc_bitmap_isequal(near.get(), hwloc_topology_get_topology_cpuset(topology)))
-      log::info("placement: not bound (the devices are near every core, or hwloc cannot tell where they are)");
-    else
-      bind(topology, near.get());
-  }
-  hwloc_topology_destroy(topology);
+  const Topology topology = load_topology();
+  if (!topology) return;
+  const Bitmap near = cores_near(topology.get(), devices);
+  if (hwloc_bitmap_iszero(near.get()) ||
+      hwloc_bitmap_isequal(near.get(), hwloc_topology_get_topology_cpuset(topology.get())))
+    log::info("placement: not bound (the devices are near every core, or hwloc cannot tell where they are)");
+  else
+    bind(topology.get(), near.get());
 }
 
 #else
 
 void place_near(const std::vector<NativeDevice>&) { log::info("placement: not bound (built without hwloc)"); }
+
+void locate(const NativeDevice&, protocol::DeviceRecord&) {}
 
 #endif
 

@@ -14,4 +14,7 @@ namespace hivecl::proxy {
 // nothing, saying why, where they have no PCI locality (CPU devices) or span the machine.
 void place_near(const std::vector<NativeDevice>& devices);
 
+// The device's PCI bus id and NUMA node in `record`, where hwloc can tell.
+void locate(const NativeDevice& device, protocol::DeviceRecord& record);
+
 }  // namespace hivecl::proxy

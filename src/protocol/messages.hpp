@@ -15,7 +15,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 9;
+inline constexpr uint32_t protocol_version = 10;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -794,7 +794,11 @@ struct DeviceRecord {
   ObjectId id = no_object;
   std::string native_platform;
   std::vector<DeviceInfoEntry> info;
-  HIVECL_FIELDS(id, native_platform, info)
+  // Where the device sits in its node (hwloc): "DDDD:BB:DD.F", and its NUMA node; "" and -1
+  // where unknown (CPU devices, no PCI information).
+  std::string pci_bus_id;
+  int32_t numa_node = -1;
+  HIVECL_FIELDS(id, native_platform, info, pci_bus_id, numa_node)
 };
 
 struct ProxyRecord {

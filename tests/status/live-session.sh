@@ -24,13 +24,17 @@ done
 echo "== hivecl-cluster status"; status
 echo "== hivecl-cluster status --json"; status --json | tee "$work/status.json"
 python3 - "$work/status.json" "$size" "$(uname -n)" <<'PYTHON'
-import json, sys
+import json, re, sys
 status, size, node = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3]
 proxy = status["proxies"][0]
 session = proxy["sessions"][0]
 checks = {
     "one proxy on this node": len(status["proxies"]) == 1 and proxy["node"] == node,
     "its devices": len(proxy["devices"]) > 0 and proxy["devices"][0]["name"] != "?",
+    # Where each device sits (hwloc): null for a device without PCI information (a CPU device).
+    "their PCI bus ids and NUMA nodes": all(
+        (d["pci_bus_id"] is None or re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]", d["pci_bus_id"]))
+        and (d["numa_node"] is None or d["numa_node"] >= 0) for d in proxy["devices"]),
     "one client": len(proxy["sessions"]) == 1 and session["client_host"] == node and session["client_pid"] > 0,
     "context, queue and buffer held": session["objects"] >= 3,
     "the buffer's device memory": session["device_bytes"] == size,
