@@ -22,10 +22,7 @@ std::vector<ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, c
   for (cl_uint i = 0; i < count; ++i) {
     if (!events[i] || !is_live(events[i], HandleKind::event)) throw ClError{CL_INVALID_EVENT_WAIT_LIST};
     if (events[i]->context.get() != context) throw ClError{CL_INVALID_CONTEXT};
-    const bool here = events[i]->connection == connection ||
-                      std::any_of(events[i]->replicas.begin(), events[i]->replicas.end(),
-                                  [&](const Replica& r) { return r.connection == connection; });
-    if (here) ids.push_back(events[i]->id_on(connection));
+    if (events[i]->exists_on(connection)) ids.push_back(events[i]->id_on(connection));
     else elsewhere.push_back(events[i]);
   }
   // A command of another part of a spanning context: this process waits for it, so that the

@@ -274,6 +274,7 @@ void add_parts(_cl_kernel* kernel, const std::string& name) {
     auto part = new_kernel(program, id);
     part->connection = program_part.connection;
     part->args = kernel->args;
+    for (KernelArgSlot& slot : part->args) slot.launched.reset();  // a clone's record says what its source holds
     kernel->replicas.push_back({program_part.connection, id});
     kernel->parts.push_back(std::move(part));
   }

@@ -7,6 +7,7 @@
 
 #include <CL/cl_icd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -59,6 +60,10 @@ struct Shared : IcdObject {
   // their Spread's lock).
   std::vector<Replica> replicas;
 
+  bool exists_on(const Connection* other) const {
+    return other == connection ||
+           std::any_of(replicas.begin(), replicas.end(), [&](const Replica& r) { return r.connection == other; });
+  }
   // Its id on `other`; ClError(CL_INVALID_CONTEXT) where it has none.
   protocol::ObjectId id_on(const Connection* other) const {
     if (other == connection) return id;

@@ -129,17 +129,14 @@ ObjectId made_on(_cl_mem* mem, _cl_mem* root, Connection* connection) {
   constexpr cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
   const _cl_context* context = root->context.get();
   if (connection == root->connection) return mem->id;
-  const auto has = [&](const _cl_mem* m) {
-    return std::any_of(m->replicas.begin(), m->replicas.end(), [&](const Replica& r) { return r.connection == connection; });
-  };
-  if (!has(root)) {
+  if (!root->exists_on(connection)) {
     const Replica replica{connection, connection->new_id()};
     // Its data comes from the parts that hold it: no host pointer here.
     connection->call<CreateBuffer>({.id = replica.id, .context = context->id_on(connection),
                                     .flags = (root->flags & (access | CL_MEM_ALLOC_HOST_PTR)), .size = root->size});
     root->replicas.push_back(replica);
   }
-  if (mem != root && !has(mem)) {
+  if (mem != root && !mem->exists_on(connection)) {
     const Replica replica{connection, connection->new_id()};
     connection->call<CreateSubBuffer>({.id = replica.id, .parent = root->id_on(connection), .flags = mem->flags & access,
                                        .origin = mem->origin, .size = mem->size});

@@ -130,6 +130,17 @@ void ping_pong(const Setup& setup) {
   check(clFinish(setup.queues[0]), "clFinish");
   add(setup, 1, mem, 3, count);
   expect(read(setup, 1, mem, count) == plus(initial, 10), "added to on each in turn, read on device 1");
+  // A clone of the kernel, its arguments set (last on device 1), launched on each device.
+  cl_int status = CL_SUCCESS;
+  cl_kernel clone = clCloneKernel(setup.add, &status);
+  check(status, "clCloneKernel");
+  for (cl_command_queue queue : {setup.queues[0], setup.queues[1]}) {
+    check(clEnqueueNDRangeKernel(queue, clone, 1, nullptr, &count, nullptr, 0, nullptr, nullptr),
+          "clEnqueueNDRangeKernel");
+    check(clFinish(queue), "clFinish");
+  }
+  expect(read(setup, 0, mem, count) == plus(initial, 16), "a clone of the kernel launched on each device");
+  clReleaseKernel(clone);
   clReleaseMemObject(mem);
 }
 
