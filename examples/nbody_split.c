@@ -149,11 +149,12 @@ int main(int argc, char** argv) {
                                     {"--devices", &devices_option, "devices used, from --device on (0: all)"}};
   example_env env;
   const cl_platform_id platform = example_parse(&env, argc, argv, options, 3, &first_device);
+  example_device(&env, platform, first_device); /* exits, saying so, if there is no such device */
   const long available = (long)example_device_count(&env, platform) - first_device;
   const long count = devices_option ? devices_option : available;
   if (bodies_option < 1 || steps < 1 || count < 1 || count > available || count > bodies_option) {
     fprintf(stderr, "%s: needs at least one body and step, and 1 to %ld devices, no more than bodies\n", env.program,
-            available > 0 ? available : 0);
+            available);
     return 2;
   }
   const size_t n = (size_t)bodies_option, bytes = 4 * n * sizeof(float);
