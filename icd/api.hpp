@@ -78,17 +78,32 @@ std::vector<cl_device_id> devices_of_type(cl_device_type type);
 void remote_info(Connection* connection, protocol::InfoFamily family, protocol::ObjectId object, cl_uint param,
                  InfoReply& reply, protocol::ObjectId device = protocol::no_object, cl_uint arg_index = 0);
 
+// Spanning contexts: a user event on one connection that stands for a command of another in a
+// wait list (set when that command completes or fails). It is released once it was both set
+// and named by the command that waits for it: the last of the two drops it.
+struct Relay {
+  Connection* connection = nullptr;
+  protocol::ObjectId id = protocol::no_object;
+  std::atomic<int> holders{2};
+  void drop();
+};
+
 // The remote ids on `connection` of an event wait list, checked as every enqueue must: the list
 // and its count agree, each event is live, and all belong to `context`. In a spanning context,
-// commands of the list on another connection are waited for here (and are not in the list).
+// a command of the list on another connection is stood for by a Relay, added to `relays`.
 std::vector<protocol::ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, const cl_event* events,
-                                              Connection* connection);
+                                              Connection* connection,
+                                              std::vector<std::shared_ptr<Relay>>& relays);
 
 // The common part of every enqueue: the command's position in its queue, and the event
 // the application asked for (or none), created once the proxy accepted the command.
 class EnqueuedCommand {
  public:
   EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, const cl_event* wait_events, cl_event* event_out);
+  EnqueuedCommand(const EnqueuedCommand&) = delete;
+  EnqueuedCommand& operator=(const EnqueuedCommand&) = delete;
+  // The command was sent (or failed): it no longer needs its relays.
+  ~EnqueuedCommand();
   _cl_command_queue* queue() const { return queue_; }
   Connection* connection() const { return queue_->connection; }
   protocol::EnqueueTail tail() const { return {wait_ids_, event_id_}; }
@@ -98,6 +113,7 @@ class EnqueuedCommand {
 
  private:
   _cl_command_queue* queue_;
+  std::vector<std::shared_ptr<Relay>> relays_;  // before wait_ids_, which wait_list_ids fills with them
   std::vector<protocol::ObjectId> wait_ids_;
   cl_event* event_out_;
   protocol::ObjectId event_id_ = protocol::no_object;

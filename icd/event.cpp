@@ -14,24 +14,50 @@ using namespace hivecl::protocol;
 
 namespace hivecl::icd {
 
+namespace {
+
+// A user event on `connection` that completes (or fails) when `event`, a command of another
+// part, does. The watch's answer is handed to HiveCL's callback thread, which sets the relay.
+std::shared_ptr<Relay> relay_of(_cl_event* event, const _cl_context* context, Connection* connection) {
+  auto relay = std::make_shared<Relay>();  // (Clang 14, the fuzz build's, has no parenthesised aggregates)
+  relay->connection = connection;
+  relay->id = connection->new_id();
+  connection->call<CreateUserEvent>({.id = relay->id, .context = context->id_on(connection)});
+  event->connection->call_later<WatchEvent>(
+      {.event = event->id, .status = CL_COMPLETE}, [relay](cl_int status, const WatchEvent::Reply& reply) {
+        const cl_int reached = status == CL_SUCCESS ? reply.execution_status : status;
+        CallbackThread::get().post([relay, reached] {
+          try {
+            relay->connection->call<SetUserEventStatus>(
+                {.event = relay->id, .execution_status = std::min(reached, CL_COMPLETE)});
+          } catch (const ClError&) {  // the waiting command's proxy is gone: its commands fail anyway
+          }
+          relay->drop();
+        });
+      });
+  return relay;
+}
+
+}  // namespace
+
+void Relay::drop() {
+  if (holders.fetch_sub(1, std::memory_order_acq_rel) == 1) release_remote(connection, ObjectKind::event, id);
+}
+
 std::vector<ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, const cl_event* events,
-                                    Connection* connection) {
+                                    Connection* connection, std::vector<std::shared_ptr<Relay>>& relays) {
   if ((count == 0) != (events == nullptr)) throw ClError{CL_INVALID_EVENT_WAIT_LIST};
   std::vector<ObjectId> ids;
-  std::vector<_cl_event*> elsewhere;
   for (cl_uint i = 0; i < count; ++i) {
     if (!events[i] || !is_live(events[i], HandleKind::event)) throw ClError{CL_INVALID_EVENT_WAIT_LIST};
     if (events[i]->context.get() != context) throw ClError{CL_INVALID_CONTEXT};
-    if (events[i]->exists_on(connection)) ids.push_back(events[i]->id_on(connection));
-    else elsewhere.push_back(events[i]);
   }
-  // A command of another part of a spanning context: this process waits for it, so that the
-  // command is sent once it has completed (spanning.hpp).
-  for (_cl_event* event : elsewhere) {
-    try {
-      event->connection->call<WaitForEvents>({.events = {event->id}});
-    } catch (const ClError&) {
-      throw ClError{CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST};
+  for (cl_uint i = 0; i < count; ++i) {
+    if (events[i]->exists_on(connection)) {
+      ids.push_back(events[i]->id_on(connection));
+    } else {
+      relays.push_back(relay_of(events[i], context, connection));
+      ids.push_back(relays.back()->id);
     }
   }
   return ids;
@@ -40,7 +66,7 @@ std::vector<ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, c
 EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, const cl_event* wait_events,
                                  cl_event* event_out)
     : queue_(checked(queue)),
-      wait_ids_(wait_list_ids(queue_->context.get(), wait_count, wait_events, queue_->connection)),
+      wait_ids_(wait_list_ids(queue_->context.get(), wait_count, wait_events, queue_->connection, relays_)),
       event_out_(event_out) {
   if (event_out_) event_id_ = queue_->connection->new_id();
   position_ = queue_->next_position.fetch_add(1);
@@ -52,6 +78,10 @@ EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, con
     for (auto& read : wait_events[i]->queue->unsettled(wait_events[i]->position))
       queue_->add_pending({std::move(read.incoming), position_, read.fills});
   }
+}
+
+EnqueuedCommand::~EnqueuedCommand() {
+  for (const auto& relay : relays_) relay->drop();
 }
 
 _cl_event* EnqueuedCommand::complete(cl_command_type type, std::shared_ptr<Incoming> incoming) {

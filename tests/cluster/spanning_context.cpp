@@ -250,6 +250,20 @@ void events(const Setup& setup) {
   expect(state == CL_COMPLETE, "the other device's event reports its completion");
   for (cl_event event : {gate, written, added, read_done}) clReleaseEvent(event);
   clReleaseMemObject(mem);
+
+  // A marker of device 1 waits for one of device 0 that waits for a user event set only after
+  // both are enqueued: the enqueue on device 1 must not wait (it would wait for ever).
+  cl_event held_gate = clCreateUserEvent(setup.context, &status);
+  check(status, "clCreateUserEvent");
+  cl_event held = nullptr, after = nullptr;
+  check(clEnqueueMarkerWithWaitList(setup.queues[0], 1, &held_gate, &held), "clEnqueueMarkerWithWaitList");
+  check(clEnqueueMarkerWithWaitList(setup.queues[1], 1, &held, &after), "clEnqueueMarkerWithWaitList");
+  check(clFlush(setup.queues[1]), "clFlush");
+  check(clSetUserEventStatus(held_gate, CL_COMPLETE), "clSetUserEventStatus");
+  check(clWaitForEvents(1, &after), "clWaitForEvents");
+  check(clGetEventInfo(after, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, nullptr), "clGetEventInfo");
+  expect(state == CL_COMPLETE, "a wait for the other device's command held by a user event set afterwards");
+  for (cl_event event : {held_gate, held, after}) clReleaseEvent(event);
 }
 
 // A kernel of `program` adds 1 on each queue's device; the result read on device 0.
