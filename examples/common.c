@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now_ms(void) {
+double example_now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
@@ -170,20 +170,20 @@ cl_mem example_buffer(const example_env* env, cl_mem_flags flags, size_t bytes) 
 }
 
 void example_write(example_env* env, cl_mem buffer, size_t bytes, const void* host) {
-  const double start = now_ms();
+  const double start = example_now_ms();
   example_check(env, clEnqueueWriteBuffer(env->queue, buffer, CL_TRUE, 0, bytes, host, 0, NULL, NULL),
                 "clEnqueueWriteBuffer");
-  env->transfer_ms += now_ms() - start;
+  env->transfer_ms += example_now_ms() - start;
 }
 
 void example_read(example_env* env, cl_mem buffer, size_t bytes, void* host) {
-  const double start = now_ms();
+  const double start = example_now_ms();
   example_check(env, clEnqueueReadBuffer(env->queue, buffer, CL_TRUE, 0, bytes, host, 0, NULL, NULL),
                 "clEnqueueReadBuffer");
-  env->transfer_ms += now_ms() - start;
+  env->transfer_ms += example_now_ms() - start;
 }
 
-void example_kernels_begin(example_env* env) { env->kernels_started = now_ms(); }
+void example_kernels_begin(example_env* env) { env->kernels_started = example_now_ms(); }
 
 void example_launch(example_env* env, cl_kernel kernel, cl_uint dimensions, const size_t* global, const size_t* local) {
   if (env->launched_count == env->launched_capacity) {
@@ -209,7 +209,7 @@ void example_warm_up(example_env* env, cl_kernel kernel, cl_uint dimensions, con
 
 void example_kernels_end(example_env* env) {
   example_check(env, clFinish(env->queue), "clFinish");
-  env->kernel_ms += now_ms() - env->kernels_started;
+  env->kernel_ms += example_now_ms() - env->kernels_started;
   for (size_t i = 0; i < env->launched_count; ++i) {
     cl_ulong start = 0, end = 0;
     example_check(env,

@@ -75,6 +75,8 @@ void example_kernels_end(example_env* env);
 int example_has_fp64(const example_env* env);
 
 void* example_alloc(size_t bytes);
+/* The host clock (monotonic), in milliseconds. */
+double example_now_ms(void);
 /* Deterministic pseudo-random values in [-1, 1). */
 float example_random(unsigned* state);
 

@@ -9,12 +9,10 @@
  *
  * Devices FIRST to FIRST + K - 1 of the platform are used; K = 0 (the default): all from FIRST.
  */
-#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common.h"
 #include "nbody_model.h"
@@ -35,12 +33,6 @@ typedef struct {
   float* positions;
   float* velocities;
 } bodies;
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 static void open_share(share* part, cl_platform_id platform, cl_device_id device, size_t n) {
   const size_t bytes = 4 * n * sizeof(float);
@@ -105,7 +97,7 @@ static double simulate(share* parts, size_t count, size_t n, long steps, bodies 
   /* The gathered positions alternate between two host arrays: a step's reads must not land in
    * the array that the previous step's writes may still be sending. */
   float* gathered[2] = {example_alloc(bytes), example_alloc(bytes)};
-  const double started = now_ms();
+  const double started = example_now_ms();
   for (long step = 0; step < steps; ++step) {
     const int from = (int)(step % 2);
     for (size_t i = 0; i < count; ++i) {
@@ -121,7 +113,7 @@ static double simulate(share* parts, size_t count, size_t n, long steps, bodies 
                     "clEnqueueWriteBuffer");
   }
   finish_all(parts, count);
-  const double per_step = (now_ms() - started) / (double)steps;
+  const double per_step = (example_now_ms() - started) / (double)steps;
   for (size_t i = 0; i < count; ++i) {
     read_own(&parts[i], parts[i].positions[steps % 2], state.positions);
     read_own(&parts[i], parts[i].velocities[steps % 2], state.velocities);

@@ -120,7 +120,10 @@ class EnqueuedCommand {
   uint64_t position_ = 0;
 };
 
-// --- memory objects (memory.cpp), shared with images (image.cpp) ---
+// --- memory objects (memory.cpp), shared with images (image.cpp) and spanning contexts ---
+
+inline constexpr cl_mem_flags access_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+inline constexpr cl_mem_flags host_access_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
 
 // Memory flags checked against the host pointer, as clCreateBuffer and clCreateImage must.
 void check_mem_flags(cl_mem_flags flags, const void* host_ptr);

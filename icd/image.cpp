@@ -169,7 +169,6 @@ cl_mem create_image(cl_context context, const cl_mem_properties* properties, cl_
   mem->image = ImageDescription{*format, *desc, element, layout.row_step, layout.slice_step};
   if (desc->buffer) mem->image_buffer = Ref<_cl_mem>(desc->buffer);
   // As for buffers: the proxy keeps its own copy of host data; host access flags are enforced here.
-  constexpr cl_mem_flags host_access_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
   cl_mem_flags wire_flags = flags & ~host_access_flags;
   if (flags & CL_MEM_USE_HOST_PTR) wire_flags = (wire_flags & ~CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR;
   std::unique_ptr<std::byte[]> packed;

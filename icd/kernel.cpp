@@ -250,11 +250,12 @@ void enqueue_kernel(EnqueuedCommand& command, cl_kernel kernel, cl_uint work_dim
   check_range(command.queue()->device, work_dim, global_offset, global_size);
   // Held until the proxy has the launch: its arguments reach it in the order they were set.
   std::lock_guard lock(kernel->args_mutex);
-  if (!kernel->program->context->spans()) return launch(command, kernel, work_dim, global_offset, global_size, local_size, type);
-  _cl_kernel* part = kernel->part_on(command.connection());
+  // Spanning contexts: the kernel on the queue's connection, given the application's arguments.
+  const bool spans = kernel->program->context->spans();
+  _cl_kernel* part = spans ? kernel->part_on(command.connection()) : kernel;
   std::unique_lock part_lock(part->args_mutex, std::defer_lock);
   if (part != kernel) part_lock.lock();
-  translate_args(kernel, part, command.queue());
+  if (spans) translate_args(kernel, part, command.queue());
   launch(command, part, work_dim, global_offset, global_size, local_size, type);
 }
 

@@ -20,8 +20,6 @@ namespace hivecl::icd {
 
 namespace {
 
-constexpr cl_mem_flags access_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
-constexpr cl_mem_flags host_access_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
 constexpr cl_mem_flags known_buffer_flags =
     access_flags | host_access_flags | CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 
@@ -221,8 +219,8 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
   const SharedRange shared = shared_range(connection, pointer, size);
   const uint64_t address = shared.segment ? 0 : host_address(connection, pointer);
   const std::span<const std::byte> bulk(static_cast<const std::byte*>(pointer), address || shared.segment ? 0 : size);
-  WriteBuffer::Request request{.queue = command.queue()->id, .mem = use_mem(mem, command.queue(), Access::writes, offset, size),
-                               .offset = offset, .size = size,
+  const ObjectId id = use_mem(mem, command.queue(), Access::writes, offset, size);
+  WriteBuffer::Request request{.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
                                .tail = command.tail(), .host_address = address, .shared = shared};
   if (!blocking && memory == HostMemory::application && !connection->in_process()) {
     request.detached = true;

@@ -358,12 +358,19 @@ void retain(T* handle) {
 // Tells the proxy to drop the native object (no reply is awaited; nothing to send to a lost proxy).
 void release_remote(Connection* connection, protocol::ObjectKind kind, protocol::ObjectId id);
 
+// Tells the other connections of a spanning context to drop the object (spanning.hpp).
+template <class T>
+void release_replicas(T* object) {
+  for (const Replica& replica : object->replicas) release_remote(replica.connection, HandleTraits<T>::remote, replica.id);
+  object->replicas.clear();
+}
+
 // The last reference went: the handle dies and the proxy drops the native object.
 template <class T>
 void destroy(T* object) {
   unregister_handle(object);
   release_remote(object->connection, HandleTraits<T>::remote, object->id);
-  for (const Replica& replica : object->replicas) release_remote(replica.connection, HandleTraits<T>::remote, replica.id);
+  release_replicas(object);
   delete object;
 }
 

@@ -126,20 +126,19 @@ void written(Spread& spread, const _cl_command_queue* queue, size_t part, size_t
 
 // The buffer on `connection`, made there first if need be (the root, then the sub-buffer).
 ObjectId made_on(_cl_mem* mem, _cl_mem* root, Connection* connection) {
-  constexpr cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
   const _cl_context* context = root->context.get();
   if (connection == root->connection) return mem->id;
   if (!root->exists_on(connection)) {
     const Replica replica{connection, connection->new_id()};
     // Its data comes from the parts that hold it: no host pointer here.
     connection->call<CreateBuffer>({.id = replica.id, .context = context->id_on(connection),
-                                    .flags = (root->flags & (access | CL_MEM_ALLOC_HOST_PTR)), .size = root->size});
+                                    .flags = root->flags & (access_flags | CL_MEM_ALLOC_HOST_PTR), .size = root->size});
     root->replicas.push_back(replica);
   }
   if (mem != root && !mem->exists_on(connection)) {
     const Replica replica{connection, connection->new_id()};
-    connection->call<CreateSubBuffer>({.id = replica.id, .parent = root->id_on(connection), .flags = mem->flags & access,
-                                       .origin = mem->origin, .size = mem->size});
+    connection->call<CreateSubBuffer>({.id = replica.id, .parent = root->id_on(connection),
+                                       .flags = mem->flags & access_flags, .origin = mem->origin, .size = mem->size});
     mem->replicas.push_back(replica);
   }
   return mem->id_on(connection);

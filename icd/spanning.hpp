@@ -58,8 +58,7 @@ void replicate(T* object, const _cl_context* context, Create create) {
       object->replicas.push_back(replica);
     }
   } catch (...) {
-    for (const Replica& replica : object->replicas) release_remote(replica.connection, HandleTraits<T>::remote, replica.id);
-    object->replicas.clear();
+    release_replicas(object);
     throw;
   }
 }

@@ -2,7 +2,8 @@
 # Several hosts over TCP: three network namespaces (netns-hosts.sh), ompi-server on this
 # machine, one proxy per namespace, the client here. Runs the differential API tests against
 # a proxy on another host, one computation and the n-body example split over the three hosts'
-# devices, contexts spanning two hosts (and this machine's in-process device), then cuts one host's link (no TCP reset: only the peer timeout can tell) and checks that its
+# devices, contexts spanning two hosts (and this machine's in-process device), then cuts one
+# host's link (no TCP reset: only the peer timeout can tell) and checks that its
 # calls fail within the timeout, then removes the namespaces. Skips (77) only where
 # namespaces cannot be created.
 #   multi-host.sh BUILD_DIR API_TESTS MULTI_DEVICE LINK_CUT SPANNING_CONTEXT
@@ -31,7 +32,8 @@ export HIVECL_TEST_HOSTFILE=$here/../../mpi-hostfiles/netns HIVECL_LAUNCH_AGENT=
   echo "== differential API tests, HiveCL on the proxy of another host"; HIVECL_NODES=hivecl-h2 "$1"
   echo "== one computation over the devices of three hosts"; "$2" 3
   echo "== n-body split over the three hosts (the own device of this machine hidden), against one of them"
-  HIVECL_LOCAL_DEVICES=hidden "$0/examples/nbody_split" --platform HiveCL --bodies 1200 --steps 3 | tee "$HIVECL_CLUSTER_DIR/split"
+  HIVECL_LOCAL_DEVICES=hidden "$0/examples/nbody_split" --platform HiveCL --bodies 1200 --steps 3 |
+    tee "$HIVECL_CLUSTER_DIR/split"
   [ "$(grep -c "^node: hivecl-h" "$HIVECL_CLUSTER_DIR/split")" -eq 3 ]
   echo "== one context over this machine (in-process) and hivecl-h1, then over hivecl-h1 and hivecl-h2"
   "$4" HiveCL

@@ -57,7 +57,8 @@ Setup open(const char* platform_name) {
   check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, found, devices.data(), nullptr), "clGetDeviceIDs");
   devices.resize(std::min<cl_uint>(found, 2));
   cl_int status = CL_SUCCESS;
-  setup.context = clCreateContext(nullptr, static_cast<cl_uint>(devices.size()), devices.data(), nullptr, nullptr, &status);
+  const auto asked = static_cast<cl_uint>(devices.size());
+  setup.context = clCreateContext(nullptr, asked, devices.data(), nullptr, nullptr, &status);
   check(status, "clCreateContext");
   if (devices.size() == 1) devices.push_back(devices.front());
   setup.devices = devices;

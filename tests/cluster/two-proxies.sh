@@ -12,14 +12,14 @@ trap 'rm -f "$hostfile"' EXIT
 printf 'localhost\n%s\n' "$(hostname)" >"$hostfile"
 HIVECL_TEST_HOSTFILE=$hostfile "$(dirname "${BASH_SOURCE[0]}")/../with-cluster.sh" "$build" bash -c '
   set -e
-  on() { local spec=$1; shift; OCL_ICD_VENDORS=${spec%%:*} OCL_ICD_FILENAMES=${spec#*:} "$@"; }
+  source "$2"  # on NATIVE|HIVECL COMMAND: one platform visible
   echo "== examples/nbody_split over the two proxies"
-  output=$(on "$HIVECL_TEST_ICD_HIVECL" "$0/examples/nbody_split" --platform HiveCL --bodies 1500 --steps 3)
+  output=$(on hivecl "$0/examples/nbody_split" --platform HiveCL --bodies 1500 --steps 3)
   echo "$output"
   grep -q "^result: 2 device(s) against 1: largest difference" <<<"$output"
   [ "$(grep -c "^share: " <<<"$output")" -eq 2 ]
   echo "== one context spanning both proxies: natively, then through HiveCL"
-  on "$HIVECL_TEST_ICD_NATIVE" "$1" "$HIVECL_TEST_NATIVE_PLATFORM"
-  output=$(on "$HIVECL_TEST_ICD_HIVECL" "$1" HiveCL)
+  on native "$1" "$HIVECL_TEST_NATIVE_PLATFORM"
+  output=$(on hivecl "$1" HiveCL)
   echo "$output"
-  grep -q "^devices: 2 distinct" <<<"$output"' "$build" "$spanning"
+  grep -q "^devices: 2 distinct" <<<"$output"' "$build" "$spanning" "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
