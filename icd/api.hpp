@@ -108,6 +108,12 @@ class EnqueuedCommand {
   Connection* connection() const { return queue_->connection; }
   protocol::EnqueueTail tail() const { return {wait_ids_, event_id_}; }
   uint64_t position() const { return position_; }
+  // Spanning contexts: the command also waits for `event`, one of HiveCL's own on its
+  // connection (data brought there), released once the command was sent.
+  void wait_also(protocol::ObjectId event) {
+    wait_ids_.push_back(event);
+    own_waits_.push_back(event);
+  }
   // Publishes the event (if asked for) after the proxy accepted the command.
   _cl_event* complete(cl_command_type type, std::shared_ptr<Incoming> incoming = nullptr);
 
@@ -115,6 +121,7 @@ class EnqueuedCommand {
   _cl_command_queue* queue_;
   std::vector<std::shared_ptr<Relay>> relays_;  // before wait_ids_, which wait_list_ids fills with them
   std::vector<protocol::ObjectId> wait_ids_;
+  std::vector<protocol::ObjectId> own_waits_;
   cl_event* event_out_;
   protocol::ObjectId event_id_ = protocol::no_object;
   uint64_t position_ = 0;

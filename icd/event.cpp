@@ -82,6 +82,7 @@ EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, con
 
 EnqueuedCommand::~EnqueuedCommand() {
   for (const auto& relay : relays_) relay->drop();
+  for (ObjectId event : own_waits_) release_remote(queue_->connection, ObjectKind::event, event);
 }
 
 _cl_event* EnqueuedCommand::complete(cl_command_type type, std::shared_ptr<Incoming> incoming) {

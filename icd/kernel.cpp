@@ -137,13 +137,13 @@ void apply_changed_args(_cl_kernel* kernel) {
 
 // Spanning contexts: the application's arguments of `kernel` as `part` (the kernel on the
 // launch's connection) must hold them, each buffer's id there, its data brought there first.
-void translate_args(_cl_kernel* kernel, _cl_kernel* part, const _cl_command_queue* queue) {
+void translate_args(_cl_kernel* kernel, _cl_kernel* part, EnqueuedCommand& command) {
   for (size_t i = 0; i < kernel->args.size(); ++i) {
     const KernelArgSlot& slot = kernel->args[i];
     std::optional<KernelArg> arg = slot.current;
     if (arg && slot.arg_class == ArgClass::memory && arg->object != no_object) {
       if (!is_live(slot.handle, HandleKind::mem)) throw ClError{CL_INVALID_KERNEL_ARGS};  // released since
-      arg->object = use_mem(static_cast<const _cl_mem*>(slot.handle), queue,
+      arg->object = use_mem(static_cast<const _cl_mem*>(slot.handle), command,
                             slot.read_only ? Access::reads : Access::reads_writes);
     }
     part->args[i].current = std::move(arg);
@@ -255,7 +255,7 @@ void enqueue_kernel(EnqueuedCommand& command, cl_kernel kernel, cl_uint work_dim
   _cl_kernel* part = spans ? kernel->part_on(command.connection()) : kernel;
   std::unique_lock part_lock(part->args_mutex, std::defer_lock);
   if (part != kernel) part_lock.lock();
-  if (spans) translate_args(kernel, part, command.queue());
+  if (spans) translate_args(kernel, part, command);
   launch(command, part, work_dim, global_offset, global_size, local_size, type);
 }
 

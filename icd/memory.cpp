@@ -187,7 +187,7 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
                bool blocking, cl_command_type type) {
   uint64_t sequence = 0;
   const SharedRange shared = shared_range(command.connection(), pointer, size);
-  const ObjectId id = use_mem(mem, command.queue(), Access::reads, offset, size);
+  const ObjectId id = use_mem(mem, command, Access::reads, offset, size);
   command.connection()->call<ReadBuffer>({.queue = command.queue()->id, .mem = id, .offset = offset,
                                           .size = size, .tail = command.tail(),
                                           .host_address = shared.segment ? 0 : host_address(command.connection(), pointer),
@@ -219,7 +219,7 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
   const SharedRange shared = shared_range(connection, pointer, size);
   const uint64_t address = shared.segment ? 0 : host_address(connection, pointer);
   const std::span<const std::byte> bulk(static_cast<const std::byte*>(pointer), address || shared.segment ? 0 : size);
-  const ObjectId id = use_mem(mem, command.queue(), Access::writes, offset, size);
+  const ObjectId id = use_mem(mem, command, Access::writes, offset, size);
   WriteBuffer::Request request{.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
                                .tail = command.tail(), .host_address = address, .shared = shared};
   if (!blocking && memory == HostMemory::application && !connection->in_process()) {
@@ -332,7 +332,7 @@ void read_rect_into(EnqueuedCommand& command, const _cl_mem* mem, const BufferBo
   auto packed = std::make_shared<std::vector<std::byte>>(host.packed_bytes());
   Connection* connection = command.connection();
   uint64_t sequence = 0;
-  const ObjectId id = use_mem(mem, command.queue(), Access::reads, box_begin(box), box_span(box));
+  const ObjectId id = use_mem(mem, command, Access::reads, box_begin(box), box_span(box));
   connection->call<ReadBufferRect>({.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail(),
                                     .host_address = host_address(connection, packed->data())},
                                    {}, &sequence);
@@ -358,7 +358,7 @@ void write_rect_from(EnqueuedCommand& command, const _cl_mem* mem, const BufferB
   const uint64_t address = host_address(connection, packed.data());
   const std::span<const std::byte> bulk(packed.data(), address ? 0 : packed.size());
   // The rows of the box are written, the bytes between them kept: all of its span must be here.
-  const ObjectId id = use_mem(mem, command.queue(), Access::reads_writes, box_begin(box), box_span(box));
+  const ObjectId id = use_mem(mem, command, Access::reads_writes, box_begin(box), box_span(box));
   connection->call<WriteBufferRect>(
       {.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail(), .host_address = address},
       bulk);
@@ -472,8 +472,8 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue command_que
     const _cl_mem* source = transfer_buffer(command, src_buffer);
     const _cl_mem* destination = transfer_buffer(command, dst_buffer);
     // Ranges and overlap are checked by the device's own implementation.
-    const ObjectId source_id = use_mem(source, command.queue(), Access::reads, src_offset, size);
-    const ObjectId destination_id = use_mem(destination, command.queue(), Access::writes, dst_offset, size);
+    const ObjectId source_id = use_mem(source, command, Access::reads, src_offset, size);
+    const ObjectId destination_id = use_mem(destination, command, Access::writes, dst_offset, size);
     command.connection()->call<CopyBuffer>({.queue = command.queue()->id, .source = source_id,
                                             .destination = destination_id, .source_offset = src_offset,
                                             .destination_offset = dst_offset, .size = size,
@@ -493,7 +493,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue command_que
     if (!pattern || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size))
       throw ClError{CL_INVALID_VALUE};
     const auto* bytes = static_cast<const std::byte*>(pattern);
-    const ObjectId id = use_mem(mem, command.queue(), Access::writes, offset, size);
+    const ObjectId id = use_mem(mem, command, Access::writes, offset, size);
     command.connection()->call<FillBuffer>({.queue = command.queue()->id, .mem = id,
                                             .pattern = Bytes(bytes, bytes + pattern_size), .offset = offset,
                                             .size = size, .tail = command.tail()});
@@ -567,7 +567,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue comm
       throw ClError{CL_INVALID_VALUE};
     const Access access = flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED ? Access::writes : Access::reads;
     if (!(flags & CL_MIGRATE_MEM_OBJECT_HOST))
-      for (cl_uint i = 0; i < num_mem_objects; ++i) use_mem(mem_objects[i], command.queue(), access);
+      for (cl_uint i = 0; i < num_mem_objects; ++i) use_mem(mem_objects[i], command, access);
     enqueue_marker(command, CL_COMMAND_MIGRATE_MEM_OBJECTS, false);
   });
 }
@@ -621,9 +621,9 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue command
     const BufferBox from = buffer_box(source, src_origin, region, src_row_pitch, src_slice_pitch);
     const BufferBox to = buffer_box(destination, dst_origin, region, dst_row_pitch, dst_slice_pitch);
     // Overlap within one buffer is checked by the device's own implementation.
-    const ObjectId source_id = use_mem(source, command.queue(), Access::reads, box_begin(from), box_span(from));
+    const ObjectId source_id = use_mem(source, command, Access::reads, box_begin(from), box_span(from));
     const ObjectId destination_id =
-        use_mem(destination, command.queue(), Access::reads_writes, box_begin(to), box_span(to));
+        use_mem(destination, command, Access::reads_writes, box_begin(to), box_span(to));
     command.connection()->call<CopyBufferRect>({.queue = command.queue()->id, .source = source_id,
                                                 .destination = destination_id, .source_box = from,
                                                 .destination_box = to, .tail = command.tail()});

@@ -144,7 +144,9 @@ struct _cl_context : hivecl::icd::Shared<_cl_context> {
   // Spanning contexts: a queue of HiveCL's own per part, made on first use, that moves buffer
   // data between parts (index: the part's).
   std::mutex service_mutex;
-  std::vector<hivecl::protocol::ObjectId> service_queues;
+  // With their connections: the context's replicas are gone when the queues are released.
+  std::vector<hivecl::icd::Replica> service_queues;
+  std::vector<hivecl::icd::Replica> landing_queues;  // write the data other proxies send
 
   ~_cl_context();
   bool has_device(cl_device_id device) const;

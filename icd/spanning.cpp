@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <memory>
+#include <random>
 
 #include "icd/api.hpp"
 #include "log.hpp"
@@ -38,19 +39,25 @@ constexpr PartMask part_bit(size_t part) { return PartMask{1} << part; }
 // Data moves between parts in pieces of this size: what this process holds at once.
 constexpr size_t move_piece = size_t{64} << 20;
 
-// The queue of HiveCL's own on `part` (on that part's first device), made on first use.
-ObjectId service_queue(_cl_context* context, size_t part) {
+// A queue of HiveCL's own on `part` (on that part's first device), made on first use: one of
+// `queues` (service_queues or landing_queues).
+ObjectId own_queue(_cl_context* context, size_t part, std::vector<Replica> _cl_context::*queues) {
   std::lock_guard lock(context->service_mutex);
-  context->service_queues.resize(context->part_count(), no_object);
-  ObjectId& queue = context->service_queues[part];
-  if (queue != no_object) return queue;
+  (context->*queues).resize(context->part_count(), Replica{nullptr, no_object});
+  Replica& queue = (context->*queues)[part];
+  if (queue.id != no_object) return queue.id;
   Connection* connection = context->part_connection(part);
   const auto device = std::find_if(context->devices.begin(), context->devices.end(),
                                    [&](cl_device_id d) { return d->connection == connection; });
   const ObjectId id = connection->new_id();
   connection->call<CreateCommandQueue>(
       {.id = id, .context = context->id_on(connection), .device = (*device)->id, .properties = {}});
-  return queue = id;
+  queue = {connection, id};
+  return id;
+}
+
+ObjectId service_queue(_cl_context* context, size_t part) {
+  return own_queue(context, part, &_cl_context::service_queues);
 }
 
 // Where a range starts, a boundary in the map (the range before it keeps its holders).
@@ -94,16 +101,64 @@ void move_range(_cl_mem* root, size_t from, size_t to, size_t begin, size_t end)
   target->call<Finish>({.queue = target_queue});
 }
 
+// A ticket for a move between proxies: random, so that no other party can guess it.
+Bytes new_ticket() {
+  static std::mutex mutex;
+  static std::random_device random;
+  std::lock_guard lock(mutex);
+  Bytes ticket(peer_ticket_bytes);
+  for (auto& byte : ticket) byte = static_cast<std::byte>(random());
+  return ticket;
+}
+
+// Has the proxy of part `from` send [begin, end) of the root buffer to the proxy of part `to`,
+// once the commands so far of the queues that wrote it on `from` have ended; `command` (on
+// `to`) waits for it to have landed. Pieces of move_piece: what each proxy holds at once.
+void send_between_proxies(Spread& spread, _cl_mem* root, size_t from, size_t to, size_t begin, size_t end,
+                          EnqueuedCommand& command) {
+  _cl_context* context = root->context.get();
+  Connection* source = context->part_connection(from);
+  Connection* target = context->part_connection(to);
+  std::vector<ObjectId> after;
+  for (const auto& queue : spread.writers[from]) after.push_back(queue->id);
+  const ObjectId source_queue = service_queue(context, from), target_queue = service_queue(context, to);
+  const ObjectId landing_queue = own_queue(context, to, &_cl_context::landing_queues);
+  log::debug("spanning context: proxy ", source->record().node, " sends bytes ", begin, " to ", end,
+             " of a buffer to proxy ", target->record().node);
+  for (size_t offset = begin; offset < end; offset += move_piece) {
+    const size_t size = std::min(move_piece, end - offset);
+    const Bytes ticket = new_ticket();
+    const ObjectId landed = target->new_id();
+    target->call<ExpectPeerData>({.ticket = ticket, .queue = target_queue, .landing_queue = landing_queue,
+                                  .mem = root->id_on(target), .offset = offset, .size = size, .event = landed});
+    command.wait_also(landed);
+    try {
+      source->call<SendToPeer>({.ticket = ticket, .queue = source_queue, .mem = root->id_on(source), .offset = offset,
+                                .size = size, .after_queues = after, .peer_node = target->record().node,
+                                .peer_pid = target->record().pid});
+    } catch (const ClError& error) {
+      target->post<CancelPeerData>({.ticket = ticket, .status = error.code});
+      throw;
+    }
+  }
+}
+
 // Brings every byte of [begin, end) that `part` does not hold from a part that does.
-void bring(Spread& spread, _cl_mem* root, size_t part, size_t begin, size_t end) {
+void bring(Spread& spread, _cl_mem* root, size_t part, size_t begin, size_t end, EnqueuedCommand& command) {
   split_at(spread, begin);
   split_at(spread, end);
   for (auto range = spread.holders.lower_bound(begin); range != spread.holders.end() && range->first < end; ++range) {
     if (range->second & part_bit(part)) continue;
     const size_t from = static_cast<size_t>(std::countr_zero(range->second));
     const auto next = std::next(range);
-    finish_writers(spread, from);
-    move_range(root, from, part, range->first, next == spread.holders.end() ? spread.size : next->first);
+    const size_t range_end = next == spread.holders.end() ? spread.size : next->first;
+    _cl_context* context = root->context.get();
+    if (!context->part_connection(from)->in_process() && !context->part_connection(part)->in_process()) {
+      send_between_proxies(spread, root, from, part, range->first, range_end, command);
+    } else {
+      finish_writers(spread, from);
+      move_range(root, from, part, range->first, range_end);
+    }
     range->second |= part_bit(part);
   }
 }
@@ -154,8 +209,9 @@ std::shared_ptr<Spread> new_spread(const _cl_context* context, size_t size, bool
   return spread;
 }
 
-ObjectId use_mem(const _cl_mem* mem, const _cl_command_queue* queue, Access access, size_t offset, size_t size) {
+ObjectId use_mem(const _cl_mem* mem, EnqueuedCommand& command, Access access, size_t offset, size_t size) {
   if (!mem->context->spans()) return mem->id;
+  const _cl_command_queue* queue = command.queue();
   auto* object = const_cast<_cl_mem*>(mem);
   _cl_mem* root = mem->parent ? mem->parent.get() : object;
   Spread& spread = *root->spread;
@@ -165,19 +221,19 @@ ObjectId use_mem(const _cl_mem* mem, const _cl_command_queue* queue, Access acce
   // A range outside the buffer is the device's to refuse; nothing moves for it.
   if (offset > mem->size || size > mem->size - offset || size == 0) return id;
   const size_t begin = mem->origin + offset, end = begin + size;
-  if (static_cast<uint8_t>(access) & static_cast<uint8_t>(Access::reads)) bring(spread, root, part, begin, end);
+  if (static_cast<uint8_t>(access) & static_cast<uint8_t>(Access::reads)) bring(spread, root, part, begin, end, command);
   if (static_cast<uint8_t>(access) & static_cast<uint8_t>(Access::writes)) written(spread, queue, part, begin, end);
   return id;
 }
 
-ObjectId use_mem(const _cl_mem* mem, const _cl_command_queue* queue, Access access) {
-  return use_mem(mem, queue, access, 0, mem->size);
+ObjectId use_mem(const _cl_mem* mem, EnqueuedCommand& command, Access access) {
+  return use_mem(mem, command, access, 0, mem->size);
 }
 
 void release_service_queues(_cl_context* context) {
-  for (size_t part = 0; part < context->service_queues.size(); ++part)
-    if (context->service_queues[part] != no_object)
-      release_remote(context->part_connection(part), ObjectKind::command_queue, context->service_queues[part]);
+  for (const auto* queues : {&context->service_queues, &context->landing_queues})
+    for (const Replica& queue : *queues)
+      if (queue.id != no_object) release_remote(queue.connection, ObjectKind::command_queue, queue.id);
 }
 
 }  // namespace hivecl::icd

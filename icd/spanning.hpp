@@ -4,8 +4,11 @@
 // commands on their device's part. A buffer is made on the first part and on any other part
 // where a command first uses it; libhivecl keeps, for every byte range of a buffer, which
 // parts hold its latest data, and before a command on a part that reads a range held
-// elsewhere it moves that range there: it waits for the queues that wrote it there, reads it
-// into this process and writes it on the command's part, which the command then sees.
+// elsewhere it moves that range there. Between two proxies the data goes from one to the
+// other (protocol/messages.hpp, "proxy to proxy"): the holder reads it once the commands of
+// the queues that wrote it there have ended, and the command waits for it to have landed;
+// the enqueue does not wait. To or from this process's in-process devices it goes through
+// this process: it waits for those queues, reads the range and writes it on the other part.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,8 @@
 #include "icd/objects.hpp"
 
 namespace hivecl::icd {
+
+class EnqueuedCommand;
 
 // How a command uses a buffer range.
 enum class Access : uint8_t { reads = 1, writes = 2, reads_writes = 3 };
@@ -38,13 +43,13 @@ struct Spread {
 // (copied from the application) only that part holds it; without, any part is as good.
 std::shared_ptr<Spread> new_spread(const _cl_context* context, size_t size, bool with_data);
 
-// The id of `mem` on `queue`'s connection for a command there that uses [offset, offset + size)
-// of it: in a spanning context, made there first if it is not yet, and a range it reads brought
-// there from the part that holds it. The application's own buffer id elsewhere.
-protocol::ObjectId use_mem(const _cl_mem* mem, const _cl_command_queue* queue, Access access, size_t offset,
-                           size_t size);
+// The id of `mem` on the connection of `command`'s queue for the command, which uses
+// [offset, offset + size) of it: in a spanning context, made there first if it is not yet, and
+// a range it reads brought there from the part that holds it (the command then waits for it).
+// The application's own buffer id elsewhere.
+protocol::ObjectId use_mem(const _cl_mem* mem, EnqueuedCommand& command, Access access, size_t offset, size_t size);
 // The same for the whole of `mem`.
-protocol::ObjectId use_mem(const _cl_mem* mem, const _cl_command_queue* queue, Access access);
+protocol::ObjectId use_mem(const _cl_mem* mem, EnqueuedCommand& command, Access access);
 
 // Makes an object of a spanning context on each of its other parts: `create(connection, id,
 // context_id_there)` sends the creation; the ids become `object`'s replicas. Should one fail,
@@ -63,7 +68,7 @@ void replicate(T* object, const _cl_context* context, Create create) {
   }
 }
 
-// Releases the context's service queues (its destruction).
+// Releases the context's queues of HiveCL's own (its destruction).
 void release_service_queues(_cl_context* context);
 
 }  // namespace hivecl::icd

@@ -1,6 +1,7 @@
 // The proxy's executors: one `execute` per message of the table, defined in the file
 // of its object family (context.cpp, queue.cpp, memory.cpp, image.cpp, sampler.cpp,
-// program.cpp, kernel.cpp, event.cpp; session-level ones in session.cpp, GetInfo in info.cpp). An executor
+// program.cpp, kernel.cpp, event.cpp; session-level ones in session.cpp, GetInfo in info.cpp, proxy to
+// proxy data in peers.cpp). An executor
 // returns the reply or throws ClError; messages whose reply waits for the device
 // take a Replier instead and answer from a native callback.
 #pragma once
@@ -81,6 +82,12 @@ p::CreateProgramWithBinary::Reply execute(Call&, const p::CreateProgramWithBinar
 p::CompileProgram::Reply execute(Call&, const p::CompileProgram::Request&);
 p::LinkProgram::Reply execute(Call&, const p::LinkProgram::Request&);
 p::CloneKernel::Reply execute(Call&, const p::CloneKernel::Request&);
+// proxy to proxy (peers.cpp)
+p::ExpectPeerData::Reply execute(Call&, const p::ExpectPeerData::Request&);
+p::CancelPeerData::Reply execute(Call&, const p::CancelPeerData::Request&);
+p::SendToPeer::Reply execute(Call&, const p::SendToPeer::Request&);
+p::ClaimPeerData::Reply execute(Call&, const p::ClaimPeerData::Request&);
+p::PeerData::Reply execute(Call&, const p::PeerData::Request&);
 
 // --- helpers shared by the executors ---
 
@@ -93,6 +100,10 @@ struct Enqueue {
   const cl_event* wait_list() const { return waits.empty() ? nullptr : waits.data(); }
 };
 Enqueue prepare_enqueue(Call& call, protocol::ObjectId queue, const protocol::EnqueueTail& tail);
+// The session's staging ring of the context of `queue` (memory.cpp).
+StagingRing& staging_of(Session& session, cl_command_queue queue);
+// CL_MEM_SIZE of a native memory object.
+uint64_t mem_size(cl_mem mem);
 // A client may name its own memory (host_address) only on the memory data path.
 void check_data_path(Session& session, uint64_t host_address);
 // The native image of `id`; CL_INVALID_MEM_OBJECT for a buffer (image.cpp).

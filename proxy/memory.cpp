@@ -16,12 +16,6 @@ using namespace protocol;
 
 namespace {
 
-uint64_t mem_size(cl_mem mem) {
-  size_t size = 0;
-  check(clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, nullptr));
-  return size;
-}
-
 // The queue, wait list and buffer of a read or write, with the range checked before any
 // host memory is set aside for it.
 struct Transfer {
@@ -53,6 +47,12 @@ uint64_t max_alloc_size(cl_context context) {
 
 }  // namespace
 
+uint64_t mem_size(cl_mem mem) {
+  size_t size = 0;
+  check(clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, nullptr));
+  return size;
+}
+
 // A client may name its own memory only on the memory and in-process data paths.
 void check_data_path(Session& session, uint64_t host_address) {
   if (host_address && session.data_path().kind() == transport::DataPath::mpi) throw ClError{CL_INVALID_VALUE};
@@ -78,9 +78,6 @@ CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   return {};
 }
 
-namespace {
-
-// The staging ring of the context of `queue`.
 StagingRing& staging_of(Session& session, cl_command_queue queue) {
   cl_context context = nullptr;
   cl_device_id device = nullptr;
@@ -88,6 +85,8 @@ StagingRing& staging_of(Session& session, cl_command_queue queue) {
   check(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr));
   return session.staging(context, device);
 }
+
+namespace {
 
 bool in_process(Session& session) { return session.data_path().kind() == transport::DataPath::in_process; }
 

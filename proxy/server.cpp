@@ -83,6 +83,7 @@ int Server::run() {
     sessions_.clear();  // joins the workers, which release every object
   }
   log::debug("sessions ended");
+  peer_links_.close();
   engine_.stop();
   watchdog_.stop();
   if (accept_stopped) MPI_Comm_free(&accept_comm_);

@@ -15,6 +15,7 @@
 
 #include "config.hpp"
 #include "protocol/messages.hpp"
+#include "proxy/peers.hpp"
 #include "transport/engine.hpp"
 #include "transport/watchdog.hpp"
 
@@ -49,6 +50,8 @@ class Server {
   transport::Engine& engine() { return engine_; }
   transport::WatchdogServer& watchdog() { return watchdog_; }
   const std::vector<NativeDevice>& devices() const { return devices_; }
+  PeerTickets& peer_tickets() { return peer_tickets_; }
+  PeerLinks& peer_links() { return peer_links_; }
 
  private:
   void accept_loop();
@@ -74,6 +77,8 @@ class Server {
   std::mutex sessions_mutex_;
   std::map<uint32_t, std::unique_ptr<Session>> sessions_;
   uint32_t next_session_ = 1;
+  PeerTickets peer_tickets_;
+  PeerLinks peer_links_{config_, engine_};
 };
 
 // Native devices of every platform except HiveCL itself, filtered by the proxy_platform

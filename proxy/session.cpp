@@ -297,6 +297,7 @@ void Session::hold_user_event(cl_event event) {
 void Session::teardown() {
   if (!lost_.exchange(true)) link_->forget();
   server_.watchdog().release(number_);
+  server_.peer_tickets().forget_session(number_);
   auto objects = objects_.take_all();
   for (cl_event event : user_events_) {
     clSetUserEventStatus(event, peer_lost_status);  // CL_INVALID_OPERATION if already set

@@ -6,6 +6,7 @@
 // (see transport/tags.hpp), in the direction given by the message's `bulk`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 10;
+inline constexpr uint32_t protocol_version = 11;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -43,7 +44,9 @@ enum class FrameKind : uint8_t { request, reply };
   /* OpenCL 1.2 completeness (issue 4): sub-buffers, rectangular transfers, binaries, separate */             \
   /* compilation and linking, kernel clones */                                                                \
   X(CreateSubBuffer) X(ReadBufferRect) X(WriteBufferRect) X(CopyBufferRect)                                  \
-  X(CreateProgramWithBinary) X(CompileProgram) X(LinkProgram) X(CloneKernel)
+  X(CreateProgramWithBinary) X(CompileProgram) X(LinkProgram) X(CloneKernel)                                \
+  /* spanning contexts: buffer data moved from proxy to proxy (issue 7) */                                    \
+  X(ExpectPeerData) X(CancelPeerData) X(SendToPeer) X(ClaimPeerData) X(PeerData)
 
 enum class Opcode : uint16_t {
 #define HIVECL_OPCODE(name) name,
@@ -610,6 +613,86 @@ struct WatchEvent {
     int32_t execution_status = 0;
     HIVECL_FIELDS(execution_status)
   };
+};
+
+// --- buffer data moved from proxy to proxy (spanning contexts) -----------------------
+// The client moves a range of a buffer from proxy A to proxy B with a ticket, 16 random
+// bytes it draws: it tells B to expect the ticket's data (ExpectPeerData), then A to send
+// it (SendToPeer). A connects to B as a client of its own, claims the ticket (ClaimPeerData:
+// should A vanish, B fails the arrival), reads the range once the commands that wrote it
+// have ended, and sends it to B (PeerData) as it comes off the device. Only a proxy told the
+// ticket can write through it.
+inline constexpr size_t peer_ticket_bytes = 16;
+
+// To the receiving proxy. `landing_queue` writes the data; `event` (on `queue`) completes
+// once it has landed: the commands that read the range wait for it, and so do later commands
+// of `queue`.
+struct ExpectPeerData {
+  HIVECL_MESSAGE(ExpectPeerData, true, Bulk::none)
+  struct Request {
+    Bytes ticket;
+    ObjectId queue = no_object;
+    ObjectId landing_queue = no_object;
+    ObjectId mem = no_object;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    ObjectId event = no_object;
+    HIVECL_FIELDS(ticket, queue, landing_queue, mem, offset, size, event)
+  };
+  using Reply = Empty;
+};
+
+// To the receiving proxy: the sender could not take the ticket; its arrival fails with `status`.
+struct CancelPeerData {
+  HIVECL_MESSAGE(CancelPeerData, false, Bulk::none)
+  struct Request {
+    Bytes ticket;
+    int32_t status = 0;
+    HIVECL_FIELDS(ticket, status)
+  };
+  using Reply = Empty;
+};
+
+// To the sending proxy: read the range with `queue` once every command enqueued so far on
+// `after_queues` has ended, and send it to proxy `peer_node`:`peer_pid` under `ticket`.
+// Replied once the ticket is claimed and the reads enqueued.
+struct SendToPeer {
+  HIVECL_MESSAGE(SendToPeer, true, Bulk::none)
+  struct Request {
+    Bytes ticket;
+    ObjectId queue = no_object;
+    ObjectId mem = no_object;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    std::vector<ObjectId> after_queues;
+    std::string peer_node;
+    int32_t peer_pid = 0;
+    HIVECL_FIELDS(ticket, queue, mem, offset, size, after_queues, peer_node, peer_pid)
+  };
+  using Reply = Empty;
+};
+
+// Proxy to proxy: the sender of a ticket's data, which this session now answers for.
+struct ClaimPeerData {
+  HIVECL_MESSAGE(ClaimPeerData, true, Bulk::none)
+  struct Request {
+    Bytes ticket;
+    HIVECL_FIELDS(ticket)
+  };
+  using Reply = Empty;
+};
+
+// Proxy to proxy: a claimed ticket's data, in chunks of the receiver's chunk size on the
+// request's data tag, then the status of the sender's reads (an int32) on the same tag.
+struct PeerData {
+  HIVECL_MESSAGE(PeerData, true, Bulk::to_proxy)
+  struct Request {
+    Bytes ticket;
+    uint64_t size = 0;
+    HIVECL_FIELDS(ticket, size)
+    uint64_t bulk_bytes() const { return size; }
+  };
+  using Reply = Empty;
 };
 
 // --- images and samplers -------------------------------------------------------------

@@ -7,6 +7,10 @@
 //                then clFinish (run with HIVECL_DATA_PATH=mpi for the same link)
 // Runs under tests/with-cluster.sh; starts its MPI peer itself (bench-link --peer PORT_FILE).
 //   HIVECL_BENCH_MAX_BYTES  largest message (default 16 MiB)
+// bench-link --moves (under tests/cluster/with-two-proxies.sh): a buffer of a context over the
+// devices of two proxies moved from one to the other (written on the first device, migrated to
+// the second, which waits for it), against raw MPI streaming as many bytes in messages of the
+// proxies' chunk size (HIVECL_CHUNK_BYTES, default 4 MiB) between two such processes.
 #include <CL/cl.h>
 #include <mpi.h>
 #include <spawn.h>
@@ -101,17 +105,17 @@ class Peer {
     }
     return seconds_since(start) / count * 1e6;
   }
-  // GB/s of `window` non-blocking messages of `data`, then the peer's answer.
-  double bandwidth(const std::vector<char>& data) {
-    order(stream, data.size(), window);
+  // GB/s of `count` non-blocking messages of `data`, then the peer's answer.
+  double bandwidth(const std::vector<char>& data, size_t count = window) {
+    order(stream, data.size(), static_cast<int64_t>(count));
     const auto start = Clock::now();
-    std::vector<MPI_Request> requests(window);
+    std::vector<MPI_Request> requests(count);
     for (auto& request : requests)
       MPI_Isend(data.data(), static_cast<int>(data.size()), MPI_BYTE, 0, tag, link_, &request);
-    MPI_Waitall(static_cast<int>(window), requests.data(), MPI_STATUSES_IGNORE);
+    MPI_Waitall(static_cast<int>(count), requests.data(), MPI_STATUSES_IGNORE);
     char answer = 0;
     MPI_Recv(&answer, 1, MPI_BYTE, 0, tag, link_, MPI_STATUS_IGNORE);
-    return static_cast<double>(data.size() * window) / seconds_since(start) / 1e9;
+    return static_cast<double>(data.size() * count) / seconds_since(start) / 1e9;
   }
 
  private:
@@ -136,12 +140,67 @@ void compare(SideBySide& bench, const std::string& name, const char* unit, uint6
   bench.report(name, unit, bytes, summarize(raw_values), summarize(hivecl_values));
 }
 
+// One context over HiveCL's first two devices (two proxies), a queue on each.
+struct TwoDevices {
+  cl_context context = nullptr;
+  cl_command_queue queues[2] = {};
+  TwoDevices() {
+    const Side hivecl = open_side("HiveCL");
+    cl_device_id devices[2] = {};
+    cl_uint count = 0;
+    check(clGetDeviceIDs(hivecl.platform, CL_DEVICE_TYPE_ALL, 2, devices, &count), "clGetDeviceIDs");
+    if (count < 2) die("HiveCL shows one device: run under tests/cluster/with-two-proxies.sh", CL_DEVICE_NOT_FOUND);
+    cl_int status = CL_SUCCESS;
+    context = clCreateContext(nullptr, 2, devices, nullptr, nullptr, &status);
+    check(status, "clCreateContext");
+    for (int i = 0; i < 2; ++i) {
+      queues[i] = clCreateCommandQueue(context, devices[i], 0, &status);
+      check(status, "clCreateCommandQueue");
+    }
+  }
+  // GB/s of moving `buffer` (`bytes`) from the first device, which has just written it, to the second.
+  double move(cl_mem buffer, size_t bytes) {
+    const cl_uchar pattern = 7;
+    check(clEnqueueFillBuffer(queues[0], buffer, &pattern, 1, 0, bytes, 0, nullptr, nullptr), "clEnqueueFillBuffer");
+    check(clFinish(queues[0]), "clFinish");
+    const auto start = Clock::now();
+    check(clEnqueueMigrateMemObjects(queues[1], 1, &buffer, 0, 0, nullptr, nullptr), "clEnqueueMigrateMemObjects");
+    check(clFinish(queues[1]), "clFinish");
+    return static_cast<double>(bytes) / seconds_since(start) / 1e9;
+  }
+};
+
+int measure_moves(Peer& peer) {
+  const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{256} << 20);
+  const size_t chunk = env_size("HIVECL_CHUNK_BYTES", size_t{4} << 20);
+  TwoDevices two;
+  SideBySide bench("proxy-to-proxy");
+  std::printf("columns: native = raw MPI between two connect/accept processes, HiveCL = a buffer moved from "
+              "proxy to proxy\n");
+  cl_int status = CL_SUCCESS;
+  cl_mem buffer = clCreateBuffer(two.context, CL_MEM_READ_WRITE, max_bytes, nullptr, &status);
+  check(status, "clCreateBuffer");
+  for (size_t bytes = size_t{1} << 20; bytes <= max_bytes; bytes *= 4) {
+    const std::vector<char> message(std::min(bytes, chunk), 1);
+    const size_t count = (bytes + message.size() - 1) / message.size();
+    compare(bench, "move of " + size_label(bytes), "GB/s", bytes, [&] { return peer.bandwidth(message, count); },
+            [&] { return two.move(buffer, bytes); });
+  }
+  clReleaseMemObject(buffer);
+  std::printf("ratio: proxy to proxy / raw MPI (fraction of the link)\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--peer") return serve(argv[2]);
-  const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{16} << 20);
   init_mpi();
+  if (argc == 2 && std::string(argv[1]) == "--moves") {
+    Peer peer(argv[0]);
+    return measure_moves(peer);
+  }
+  const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{16} << 20);
   {
     Peer peer(argv[0]);
     SideBySide bench("link");

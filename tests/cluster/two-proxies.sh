@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
-# Two proxies on this machine (one named localhost, one by the host's name: a hostfile's
-# duplicate lines start one proxy), so that HiveCL shows two devices of two proxies:
+# Two proxies on this machine (with-two-proxies.sh), so that HiveCL shows two devices of two
+# proxies:
 # - examples/nbody_split over both must match its run on one of them;
 # - spanning-context (one context over both devices) must give the host's results, natively
-#   (both queues on the native device) and through HiveCL.
+#   (both queues on the native device) and through HiveCL, its data moving proxy to proxy.
 #   two-proxies.sh BUILD_DIR SPANNING_CONTEXT
 set -u
 build=$(cd "$1" && pwd) spanning=$2
-hostfile=$(mktemp)
-trap 'rm -f "$hostfile"' EXIT
-printf 'localhost\n%s\n' "$(hostname)" >"$hostfile"
-HIVECL_TEST_HOSTFILE=$hostfile "$(dirname "${BASH_SOURCE[0]}")/../with-cluster.sh" "$build" bash -c '
+"$(dirname "${BASH_SOURCE[0]}")/with-two-proxies.sh" "$build" bash -c '
   set -e
   source "$2"  # on NATIVE|HIVECL COMMAND: one platform visible
   echo "== examples/nbody_split over the two proxies"
@@ -22,4 +19,6 @@ HIVECL_TEST_HOSTFILE=$hostfile "$(dirname "${BASH_SOURCE[0]}")/../with-cluster.s
   on native "$1" "$HIVECL_TEST_NATIVE_PLATFORM"
   output=$(on hivecl "$1" HiveCL)
   echo "$output"
-  grep -q "^devices: 2 distinct" <<<"$output"' "$build" "$spanning" "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
+  grep -q "^devices: 2 distinct" <<<"$output"
+  echo "== the buffers moved from proxy to proxy"
+  [ "$(grep -l "to send it buffer data" "$HIVECL_CLUSTER_DIR"/logs/proxy-*.log | wc -l)" -eq 2 ]' "$build" "$spanning" "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"

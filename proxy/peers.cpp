@@ -1,0 +1,520 @@
+#include "proxy/peers.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "log.hpp"
+#include "node.hpp"
+#include "proxy/executors.hpp"
+#include "proxy/server.hpp"
+#include "transport/peer_memory.hpp"
+#include "transport/rendezvous.hpp"
+#include "transport/secret.hpp"
+
+namespace hivecl::proxy {
+
+using namespace protocol;
+using transport::OpStatus;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+// --- the receiving side's tickets ---------------------------------------------------------
+
+PeerArrival::PeerArrival(uint32_t owner, cl_command_queue queue, cl_mem mem, uint64_t offset, uint64_t size,
+                         cl_event landed)
+    : owner(owner), queue(queue), mem(mem), offset(offset), size(size), landed_(landed) {
+  clRetainCommandQueue(queue);
+  clRetainMemObject(mem);
+}
+
+PeerArrival::~PeerArrival() {
+  land(peer_lost_status);  // no data will come any more
+  clReleaseEvent(landed_);
+  clReleaseCommandQueue(queue);
+  clReleaseMemObject(mem);
+}
+
+void PeerArrival::land(cl_int status) {
+  if (set_.exchange(true)) return;
+  clSetUserEventStatus(landed_, status < 0 ? status : CL_COMPLETE);
+}
+
+void PeerTickets::expect(const Bytes& ticket, std::shared_ptr<PeerArrival> arrival) {
+  std::lock_guard lock(mutex_);
+  if (!tickets_.emplace(ticket, std::move(arrival)).second) throw ClError{CL_INVALID_VALUE};
+}
+
+void PeerTickets::claim(const Bytes& ticket, uint32_t sender) {
+  std::lock_guard lock(mutex_);
+  const auto it = tickets_.find(ticket);
+  if (it == tickets_.end() || it->second->claimed_by != 0) throw ClError{CL_INVALID_VALUE};
+  it->second->claimed_by = sender;
+}
+
+std::shared_ptr<PeerArrival> PeerTickets::take(const Bytes& ticket, uint32_t sender) {
+  std::lock_guard lock(mutex_);
+  const auto it = tickets_.find(ticket);
+  if (it == tickets_.end() || it->second->claimed_by != sender) throw ClError{CL_INVALID_VALUE};
+  auto arrival = std::move(it->second);
+  tickets_.erase(it);
+  return arrival;
+}
+
+void PeerTickets::cancel(const Bytes& ticket, uint32_t owner, cl_int status) {
+  std::shared_ptr<PeerArrival> arrival;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = tickets_.find(ticket);
+    if (it == tickets_.end() || it->second->owner != owner) return;
+    arrival = std::move(it->second);
+    tickets_.erase(it);
+  }
+  arrival->land(status < 0 ? status : CL_INVALID_OPERATION);
+}
+
+void PeerTickets::forget_session(uint32_t session) {
+  std::vector<std::shared_ptr<PeerArrival>> gone;  // released outside the lock
+  std::lock_guard lock(mutex_);
+  for (auto it = tickets_.begin(); it != tickets_.end();) {
+    if (it->second->owner == session || it->second->claimed_by == session) {
+      gone.push_back(std::move(it->second));
+      it = tickets_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+// --- the sending side's links ---------------------------------------------------------
+
+uint64_t PeerLink::send_frame(Opcode opcode, const Bytes& body, std::shared_ptr<Pending> pending) {
+  const uint64_t sequence = next_sequence_++;
+  Bytes frame = to_bytes(FrameHeader{.opcode = opcode, .kind = FrameKind::request, .sequence = sequence});
+  frame.insert(frame.end(), body.begin(), body.end());
+  if (pending) {
+    std::lock_guard lock(pending_mutex_);
+    if (lost_) throw ClError{CL_DEVICE_NOT_AVAILABLE};
+    pending_.emplace(sequence, std::move(pending));
+  }
+  engine_.send(link_, transport::control_tag, std::move(frame));
+  return sequence;
+}
+
+void PeerLink::send_data(uint64_t sequence, const std::byte* data, size_t size, std::function<void()> sent) {
+  engine_.send(link_, transport::data_tag(sequence), data, size, [sent = std::move(sent)](OpStatus, Bytes&&) { sent(); });
+}
+
+void PeerLink::send_status(uint64_t sequence, cl_int status) {
+  Bytes bytes(sizeof status);
+  std::memcpy(bytes.data(), &status, sizeof status);
+  engine_.send(link_, transport::data_tag(sequence), std::move(bytes));
+}
+
+void PeerLink::on_reply(Bytes&& frame) {
+  Reader reader(frame);
+  FrameHeader header;
+  if (!decode(reader, header) || header.magic != frame_magic || header.kind != FrameKind::reply) return;
+  std::shared_ptr<Pending> pending;
+  {
+    std::lock_guard lock(pending_mutex_);
+    const auto it = pending_.find(header.sequence);
+    if (it != pending_.end()) {
+      pending = std::move(it->second);
+      pending_.erase(it);
+    }
+  }
+  if (pending) {
+    pending->frame = std::move(frame);
+    pending->arrived.complete(OpStatus::done);
+  } else if (header.status != CL_SUCCESS) {
+    log::warn("proxy ", name_, " refused data sent to it (status ", header.status, ")");
+  }
+}
+
+void PeerLink::lose() {
+  if (lost_.exchange(true)) return;
+  std::map<uint64_t, std::shared_ptr<Pending>> abandoned;
+  {
+    std::lock_guard lock(pending_mutex_);
+    abandoned.swap(pending_);
+  }
+  for (auto& [sequence, pending] : abandoned) pending->arrived.complete(OpStatus::cancelled);
+  engine_.forget(link_);
+}
+
+PeerLinks::~PeerLinks() { close(); }
+
+std::shared_ptr<PeerLink> PeerLinks::to(const std::string& node, int32_t pid) {
+  std::lock_guard lock(mutex_);
+  auto& link = links_[{node, pid}];
+  if (link && !link->lost()) return link;
+  link.reset();
+  for (const ProxyRecord& record : transport::discover_proxies(config_.cluster_dir))
+    if (record.node == node && record.pid == pid) link = connect(record);
+  if (!link) {
+    log::warn("proxy ", node, ":", pid, " is not in the cluster: no data can be sent to it");
+    throw ClError{CL_DEVICE_NOT_AVAILABLE};
+  }
+  return link;
+}
+
+// As a client connects (icd/connection.cpp): the watchdog first, then MPI, then Hello. The
+// data moves over MPI whatever the node: same-node proxies are rare (one proxy serves every
+// device of its node), and the memory path would need each proxy to let the other read it.
+std::shared_ptr<PeerLink> PeerLinks::connect(const ProxyRecord& record) {
+  const std::string name = record.node + ":" + std::to_string(record.pid);
+  const auto fail = [&](const char* why) {
+    log::warn("cannot connect to proxy ", name, ": ", why);
+    throw ClError{CL_DEVICE_NOT_AVAILABLE};
+  };
+  Bytes secret;
+  if (!config_.secret_file.empty()) {
+    std::string why;
+    auto loaded = transport::load_secret(config_.secret_file, why);
+    if (!loaded) fail(why.c_str());
+    secret = std::move(*loaded);
+  }
+  auto watchdog = transport::WatchdogConnection::open(record.watchdog_hosts, record.watchdog_port,
+                                                      config_.connect_timeout, config_.peer_timeout, secret);
+  if (!watchdog) fail("its watchdog does not answer");
+  if (connect_comm_ == MPI_COMM_NULL) {
+    MPI_Comm_dup(MPI_COMM_SELF, &connect_comm_);
+    MPI_Comm_set_errhandler(connect_comm_, MPI_ERRORS_RETURN);
+  }
+  MPI_Comm comm = MPI_COMM_NULL;
+  if (MPI_Comm_connect(watchdog->mpi_port().c_str(), MPI_INFO_NULL, 0, connect_comm_, &comm) != MPI_SUCCESS)
+    fail("MPI_Comm_connect failed");
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  auto link = std::make_shared<PeerLink>(engine_, std::make_shared<transport::Link>(comm), name);
+  const std::weak_ptr<PeerLink> weak = link;
+  engine_.listen(link->link(), transport::control_tag, true, [weak](Bytes&& frame) {
+    if (const auto peer = weak.lock()) peer->on_reply(std::move(frame));
+  });
+  const Hello::Request hello{.watchdog_token = watchdog->token(), .host = node_name(),
+                             .pid = static_cast<int32_t>(::getpid()), .boot_id = transport::boot_id(),
+                             .data_path = static_cast<uint8_t>(transport::DataPathChoice::mpi)};
+  if (!monitor_) monitor_ = std::make_unique<transport::WatchdogMonitor>();
+  monitor_->watch(std::move(*watchdog), [weak, name] {
+    log::info("proxy ", name, " is gone: no more data to it");
+    if (const auto peer = weak.lock()) peer->lose();
+  });
+  try {
+    link->set_chunk_bytes(link->call<Hello>(hello).chunk_bytes);
+  } catch (const ClError&) {
+    link->lose();
+    fail("it refused the connection");
+  }
+  if (link->chunk_bytes() == 0) fail("it gave no chunk size");
+  log::info("connected to proxy ", name, " to send it buffer data");
+  return link;
+}
+
+void PeerLinks::close() {
+  std::lock_guard lock(mutex_);
+  if (monitor_) monitor_->stop();  // closing now is no loss to report
+  for (auto& [key, link] : links_) {
+    if (!link || link->lost()) continue;
+    try {
+      link->send<Goodbye>({});
+    } catch (const ClError&) {
+    }
+    link->lose();
+  }
+  links_.clear();
+  if (connect_comm_ != MPI_COMM_NULL) MPI_Comm_free(&connect_comm_);
+}
+
+namespace {
+
+// Host memory for moves, kept for the next ones: fresh memory costs a page fault every 4 KiB
+// (glibc maps allocations this large afresh each time), which halved the rate of a move.
+class MoveMemory {
+ public:
+  // At least `size` bytes, back here when the last holder lets go.
+  static std::shared_ptr<std::byte[]> take(size_t size) {
+    static MoveMemory pool;
+    std::unique_ptr<std::byte[]> memory;
+    {
+      std::lock_guard lock(pool.mutex_);
+      const auto fits = std::find_if(pool.idle_.begin(), pool.idle_.end(), [&](const auto& m) { return m.size >= size; });
+      if (fits != pool.idle_.end()) {
+        memory = std::move(fits->data);
+        size = fits->size;
+        pool.idle_.erase(fits);
+      }
+    }
+    if (!memory) memory.reset(new std::byte[size]);
+    return {memory.release(), [size](std::byte* data) { pool.give_back(data, size); }};
+  }
+
+ private:
+  static constexpr size_t kept = 4;  // per proxy, at most kept * a move piece (the client's) idle
+  void give_back(std::byte* data, size_t size) {
+    std::unique_ptr<std::byte[]> memory(data);
+    std::lock_guard lock(mutex_);
+    if (idle_.size() < kept) idle_.push_back({std::move(memory), size});
+  }
+  struct Idle {
+    std::unique_ptr<std::byte[]> data;
+    size_t size;
+  };
+  std::mutex mutex_;
+  std::vector<Idle> idle_;
+};
+
+// The sending side of one ticket: the range read chunk by chunk into the slots of the session's
+// staging ring (page-locked, so the device reads at full speed; a full ring holds the reads
+// back until chunks have gone), each chunk sent as soon as it and those before it are read
+// (the receiver takes them in order), then the reads' status.
+class PeerSend : public std::enable_shared_from_this<PeerSend> {
+ public:
+  PeerSend(std::shared_ptr<PeerLink> peer, Bytes ticket, uint64_t size, StagingRing& ring)
+      : peer_(std::move(peer)), ticket_(std::move(ticket)), size_(size), ring_(ring),
+        slots_((size + ring.slot_bytes() - 1) / ring.slot_bytes()), filled_(slots_.size(), false) {}
+  // The last chunk was sent (its sender let go): the move's timing, for diagnosis.
+  ~PeerSend() {
+    log::debug("sent ", size_, " bytes to proxy ", peer_->name(), ": read in ", read_ms_, " ms, sent in ",
+               ms_since(started_), " ms");
+  }
+
+  size_t chunks() const { return slots_.size(); }
+  uint64_t chunk_offset(size_t index) const { return index * ring_.slot_bytes(); }
+  size_t chunk_size(size_t index) const { return std::min<uint64_t>(ring_.slot_bytes(), size_ - chunk_offset(index)); }
+  // The slot that chunk `index` is read into.
+  std::byte* take_slot(size_t index) {
+    const StagingRing::Slot slot = ring_.acquire();
+    std::lock_guard lock(mutex_);
+    slots_[index] = slot;
+    return slot.data;
+  }
+
+  // Chunk `index` was read (or failed with a negative status; without a slot if never read).
+  void filled(size_t index, cl_int status) {
+    std::lock_guard lock(mutex_);
+    if (status < 0 && status_ == CL_SUCCESS) status_ = status;
+    filled_[index] = true;
+    for (; next_ < chunks() && filled_[next_]; ++next_) {
+      if (next_ == 0) sequence_ = peer_->send<PeerData>({.ticket = ticket_, .size = size_});
+      send_chunk(next_);
+    }
+    if (next_ == chunks()) {
+      peer_->send_status(sequence_, status_);
+      read_ms_ = ms_since(started_);
+    }
+  }
+
+ private:
+  void send_chunk(size_t index) {
+    const StagingRing::Slot slot = slots_[index];
+    if (!slot.data) {  // never read: the stream's length stays, its status says it failed
+      const auto filler = std::make_shared<Bytes>(chunk_size(index));
+      peer_->send_data(sequence_, filler->data(), filler->size(), [filler] {});
+      return;
+    }
+    peer_->send_data(sequence_, slot.data, chunk_size(index), [self = shared_from_this(), slot] {
+      self->ring_.release(slot);
+    });
+  }
+
+  std::shared_ptr<PeerLink> peer_;
+  Bytes ticket_;
+  uint64_t size_;
+  StagingRing& ring_;  // the session's: retired only once its slots are back
+  std::mutex mutex_;
+  std::vector<StagingRing::Slot> slots_;
+  std::vector<bool> filled_;
+  size_t next_ = 0;
+  uint64_t sequence_ = 0;
+  cl_int status_ = CL_SUCCESS;
+  const Clock::time_point started_ = Clock::now();
+  double read_ms_ = 0;
+};
+
+// The native queue and buffer of a move, with its range checked.
+std::pair<cl_command_queue, cl_mem> move_target(Session& session, const Bytes& ticket, ObjectId queue, ObjectId mem,
+                                                uint64_t offset, uint64_t size) {
+  if (ticket.size() != peer_ticket_bytes) throw ClError{CL_INVALID_VALUE};
+  const auto native_queue = session.get<cl_command_queue>(queue);
+  const auto native_mem = session.get<cl_mem>(mem);
+  const uint64_t total = mem_size(native_mem);
+  if (size == 0 || offset > total || size > total - offset) throw ClError{CL_INVALID_VALUE};
+  return {native_queue, native_mem};
+}
+
+// Markers after every command enqueued so far on `queues`, released when it goes.
+struct QueueMarkers {
+  std::vector<cl_event> events;
+  QueueMarkers(Session& session, const std::vector<ObjectId>& queues) {
+    for (ObjectId id : queues) {
+      const auto queue = session.get<cl_command_queue>(id);
+      cl_event marker = nullptr;
+      check(clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker));
+      clFlush(queue);
+      events.push_back(marker);
+    }
+  }
+  QueueMarkers(const QueueMarkers&) = delete;
+  QueueMarkers& operator=(const QueueMarkers&) = delete;
+  ~QueueMarkers() {
+    for (cl_event event : events) clReleaseEvent(event);
+  }
+};
+
+// Takes the rest of a PeerData stream that will not be used: its chunks and its status.
+void drain_peer_data(Call& call, uint64_t size) {
+  call.session.drain_bulk(call.sequence, size);
+  call.session.drain_bulk(call.sequence, sizeof(cl_int));
+}
+
+}  // namespace
+
+// --- executors ---------------------------------------------------------------------------
+
+ExpectPeerData::Reply execute(Call& call, const ExpectPeerData::Request& request) {
+  Session& session = call.session;
+  const auto [queue, mem] = move_target(session, request.ticket, request.queue, request.mem, request.offset,
+                                        request.size);
+  // Not `queue`, whose later commands wait for the data to have landed.
+  const auto landing = session.get<cl_command_queue>(request.landing_queue);
+  if (landing == queue) throw ClError{CL_INVALID_COMMAND_QUEUE};
+  session.check_fresh(request.event);
+  cl_context context = nullptr;
+  check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr));
+  cl_int status = CL_SUCCESS;
+  cl_event landed = clCreateUserEvent(context, &status);
+  check(status);
+  auto arrival = std::make_shared<PeerArrival>(session.number(), landing, mem, request.offset, request.size, landed);
+  session.server().peer_tickets().expect(request.ticket, arrival);
+  session.hold_user_event(landed);  // failed at the session's end if the data never came
+  cl_event marker = nullptr;
+  status = clEnqueueMarkerWithWaitList(queue, 1, &landed, &marker);
+  if (status != CL_SUCCESS) {
+    session.server().peer_tickets().cancel(request.ticket, session.number(), status);
+    throw ClError{status};
+  }
+  clFlush(queue);
+  keep_event(call, request.event, marker);
+  return {};
+}
+
+CancelPeerData::Reply execute(Call& call, const CancelPeerData::Request& request) {
+  call.session.server().peer_tickets().cancel(request.ticket, call.session.number(), request.status);
+  return {};
+}
+
+SendToPeer::Reply execute(Call& call, const SendToPeer::Request& request) {
+  Session& session = call.session;
+  // In-process, the application's own node: its data moves through the application.
+  if (session.data_path().kind() == transport::DataPath::in_process) throw ClError{CL_INVALID_OPERATION};
+  const auto [queue, mem] = move_target(session, request.ticket, request.queue, request.mem, request.offset,
+                                        request.size);
+  const QueueMarkers after(session, request.after_queues);
+  const auto peer = session.server().peer_links().to(request.peer_node, request.peer_pid);
+  StagingRing& ring = staging_of(session, queue);
+  // The receiver takes chunks of its size.
+  if (ring.slot_bytes() != peer->chunk_bytes()) throw ClError{CL_INVALID_OPERATION};
+  peer->call<ClaimPeerData>({.ticket = request.ticket});
+  // Claimed: whatever happens now, the receiver hears of it through the stream's status.
+  auto send = std::make_shared<PeerSend>(peer, request.ticket, request.size, ring);
+  for (size_t index = 0; index < send->chunks(); ++index) {
+    cl_event read = nullptr;
+    const cl_int status = clEnqueueReadBuffer(queue, mem, CL_FALSE, request.offset + send->chunk_offset(index),
+                                              send->chunk_size(index), send->take_slot(index),
+                                              static_cast<cl_uint>(after.events.size()),
+                                              after.events.empty() ? nullptr : after.events.data(), &read);
+    if (status != CL_SUCCESS) {
+      for (; index < send->chunks(); ++index) send->filled(index, status);
+      break;
+    }
+    when_complete(read, [send, index](cl_int done) { send->filled(index, done); });
+    clReleaseEvent(read);
+  }
+  clFlush(queue);
+  session.statistics().count_to_client(request.size);
+  log::debug("sending bytes ", request.offset, " to ", request.offset + request.size, " of a buffer to proxy ",
+             peer->name());
+  return {};
+}
+
+ClaimPeerData::Reply execute(Call& call, const ClaimPeerData::Request& request) {
+  call.session.server().peer_tickets().claim(request.ticket, call.session.number());
+  return {};
+}
+
+// Chunk i is written to the device while chunk i+1 arrives; the arrival's event completes once
+// every chunk has landed, or fails with the sender's status or a lost chunk's.
+PeerData::Reply execute(Call& call, const PeerData::Request& request) {
+  Session& session = call.session;
+  call.bulk_consumed = true;  // taken here, with the status that follows it, whatever happens
+  std::shared_ptr<PeerArrival> arrival;
+  try {
+    if (session.data_path().kind() != transport::DataPath::mpi) throw ClError{CL_INVALID_OPERATION};
+    arrival = session.server().peer_tickets().take(request.ticket, session.number());
+    if (request.size != arrival->size) throw ClError{CL_INVALID_VALUE};
+  } catch (const ClError&) {
+    drain_peer_data(call, request.size);
+    if (arrival) arrival->land(CL_INVALID_VALUE);
+    throw;
+  }
+  const auto started = Clock::now();
+  const auto data = MoveMemory::take(request.size);
+  const size_t chunk = session.chunk_bytes();
+  std::vector<std::shared_ptr<transport::Completion>> arriving;
+  for (uint64_t offset = 0; offset < request.size; offset += chunk)
+    arriving.push_back(session.data_path().fetch(call.sequence, 0, offset, data.get() + offset,
+                                                 std::min<uint64_t>(chunk, request.size - offset)));
+  cl_int sender_status = CL_SUCCESS;
+  const auto status_arrived = session.data_path().fetch(call.sequence, 0, request.size,
+                                                        reinterpret_cast<std::byte*>(&sender_status),
+                                                        sizeof sender_status);
+  cl_int failure = CL_SUCCESS;
+  std::vector<cl_event> writes;
+  for (size_t index = 0; index < arriving.size(); ++index) {
+    if (arriving[index]->wait() != OpStatus::done) failure = peer_lost_status;
+    if (failure != CL_SUCCESS) continue;
+    const uint64_t offset = index * chunk;
+    cl_event write = nullptr;
+    failure = clEnqueueWriteBuffer(arrival->queue, arrival->mem, CL_FALSE, arrival->offset + offset,
+                                   std::min<uint64_t>(chunk, request.size - offset), data.get() + offset, 0,
+                                   nullptr, &write);
+    if (failure == CL_SUCCESS) writes.push_back(write);
+    clFlush(arrival->queue);
+  }
+  if (status_arrived->wait() != OpStatus::done) failure = peer_lost_status;
+  const double arrived_ms = ms_since(started);
+  if (failure == CL_SUCCESS && sender_status < 0) failure = sender_status;
+  session.statistics().count_to_proxy(request.size);
+  cl_event landed = nullptr;
+  if (!writes.empty()) {
+    const cl_int status = clEnqueueMarkerWithWaitList(arrival->queue, static_cast<cl_uint>(writes.size()),
+                                                      writes.data(), &landed);
+    for (cl_event write : writes) clReleaseEvent(write);
+    if (status != CL_SUCCESS && failure == CL_SUCCESS) failure = status;
+  }
+  if (!landed) {
+    arrival->land(failure != CL_SUCCESS ? failure : CL_OUT_OF_RESOURCES);
+  } else {
+    clFlush(arrival->queue);
+    when_complete(landed, [arrival, data, failure, started, arrived_ms](cl_int status) {
+      arrival->land(failure < 0 ? failure : status);
+      log::debug("received ", arrival->size, " bytes from a proxy: arrived in ", arrived_ms, " ms, on the device in ",
+                 ms_since(started), " ms");
+    });
+    clReleaseEvent(landed);
+  }
+  check(failure);
+  return {};
+}
+
+}  // namespace hivecl::proxy
