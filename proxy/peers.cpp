@@ -243,15 +243,16 @@ class MoveMemory {
  public:
   // At least `size` bytes, back here when the last holder lets go.
   static std::shared_ptr<std::byte[]> take(size_t size) {
-    static MoveMemory pool;
+    static MoveMemory& pool = *new MoveMemory;  // never destroyed: memory may come back at exit
     std::unique_ptr<std::byte[]> memory;
     {
       std::lock_guard lock(pool.mutex_);
-      const auto fits = std::find_if(pool.idle_.begin(), pool.idle_.end(), [&](const auto& m) { return m.size >= size; });
-      if (fits != pool.idle_.end()) {
+      // The smallest that fits (idle_ runs from largest to smallest).
+      const auto fits = std::find_if(pool.idle_.rbegin(), pool.idle_.rend(), [&](const auto& m) { return m.size >= size; });
+      if (fits != pool.idle_.rend()) {
         memory = std::move(fits->data);
         size = fits->size;
-        pool.idle_.erase(fits);
+        pool.idle_.erase(std::next(fits).base());
       }
     }
     if (!memory) memory.reset(new std::byte[size]);
@@ -260,10 +261,13 @@ class MoveMemory {
 
  private:
   static constexpr size_t kept = 4;  // per proxy, at most kept * a move piece (the client's) idle
+  // The largest are kept: a small one in their place would make every large move's memory fresh.
   void give_back(std::byte* data, size_t size) {
     std::unique_ptr<std::byte[]> memory(data);
     std::lock_guard lock(mutex_);
-    if (idle_.size() < kept) idle_.push_back({std::move(memory), size});
+    idle_.push_back({std::move(memory), size});
+    std::sort(idle_.begin(), idle_.end(), [](const Idle& a, const Idle& b) { return a.size > b.size; });
+    if (idle_.size() > kept) idle_.pop_back();
   }
   struct Idle {
     std::unique_ptr<std::byte[]> data;
