@@ -102,8 +102,8 @@ struct Enqueue {
 Enqueue prepare_enqueue(Call& call, protocol::ObjectId queue, const protocol::EnqueueTail& tail);
 // The session's staging ring of the context of `queue` (memory.cpp).
 StagingRing& staging_of(Session& session, cl_command_queue queue);
-// CL_MEM_SIZE of a native memory object.
-uint64_t mem_size(cl_mem mem);
+// CL_INVALID_VALUE unless [offset, offset + size) lies within a native memory object.
+void check_range(cl_mem mem, uint64_t offset, uint64_t size);
 // A client may name its own memory (host_address) only on the memory data path.
 void check_data_path(Session& session, uint64_t host_address);
 // The native image of `id`; CL_INVALID_MEM_OBJECT for a buffer (image.cpp).

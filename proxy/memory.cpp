@@ -26,8 +26,7 @@ struct Transfer {
 template <class Request>
 Transfer prepare_transfer(Call& call, const Request& request) {
   Transfer transfer{prepare_enqueue(call, request.queue, request.tail), call.session.get<cl_mem>(request.mem)};
-  const uint64_t total = mem_size(transfer.mem);
-  if (request.offset > total || request.size > total - request.offset) throw ClError{CL_INVALID_VALUE};
+  check_range(transfer.mem, request.offset, request.size);
   return transfer;
 }
 
@@ -47,10 +46,10 @@ uint64_t max_alloc_size(cl_context context) {
 
 }  // namespace
 
-uint64_t mem_size(cl_mem mem) {
-  size_t size = 0;
-  check(clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, nullptr));
-  return size;
+void check_range(cl_mem mem, uint64_t offset, uint64_t size) {
+  size_t total = 0;
+  check(clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof total, &total, nullptr));
+  if (offset > total || size > total - offset) throw ClError{CL_INVALID_VALUE};
 }
 
 // A client may name its own memory only on the memory and in-process data paths.

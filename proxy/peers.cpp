@@ -351,8 +351,8 @@ std::pair<cl_command_queue, cl_mem> move_target(Session& session, const Bytes& t
   if (ticket.size() != peer_ticket_bytes) throw ClError{CL_INVALID_VALUE};
   const auto native_queue = session.get<cl_command_queue>(queue);
   const auto native_mem = session.get<cl_mem>(mem);
-  const uint64_t total = mem_size(native_mem);
-  if (size == 0 || offset > total || size > total - offset) throw ClError{CL_INVALID_VALUE};
+  if (size == 0) throw ClError{CL_INVALID_VALUE};
+  check_range(native_mem, offset, size);
   return {native_queue, native_mem};
 }
 
