@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "log.hpp"
@@ -164,7 +165,7 @@ std::shared_ptr<PeerLink> PeerLinks::to(const std::string& node, int32_t pid) {
     if (record.node == node && record.pid == pid) link = connect(record);
   if (!link) {
     log::warn("proxy ", node, ":", pid, " is not in the cluster: no data can be sent to it");
-    throw ClError{CL_DEVICE_NOT_AVAILABLE};
+    throw ClError{peer_lost_status};
   }
   return link;
 }
@@ -176,7 +177,7 @@ std::shared_ptr<PeerLink> PeerLinks::connect(const ProxyRecord& record) {
   const std::string name = record.node + ":" + std::to_string(record.pid);
   const auto fail = [&](const char* why) {
     log::warn("cannot connect to proxy ", name, ": ", why);
-    throw ClError{CL_DEVICE_NOT_AVAILABLE};
+    throw ClError{peer_lost_status};
   };
   Bytes secret;
   if (!config_.secret_file.empty()) {
@@ -277,85 +278,6 @@ class MoveMemory {
   std::vector<Idle> idle_;
 };
 
-// The sending side of one ticket: the range read chunk by chunk into the slots of the session's
-// staging ring (page-locked, so the device reads at full speed; a full ring holds the reads
-// back until chunks have gone), each chunk sent as soon as it and those before it are read
-// (the receiver takes them in order), then the reads' status.
-class PeerSend : public std::enable_shared_from_this<PeerSend> {
- public:
-  PeerSend(std::shared_ptr<PeerLink> peer, Bytes ticket, uint64_t size, StagingRing& ring)
-      : peer_(std::move(peer)), ticket_(std::move(ticket)), size_(size), ring_(ring),
-        slots_((size + ring.slot_bytes() - 1) / ring.slot_bytes()), filled_(slots_.size(), false) {}
-  // The last chunk was sent (its sender let go): the move's timing, for diagnosis.
-  ~PeerSend() {
-    log::debug("sent ", size_, " bytes to proxy ", peer_->name(), ": read in ", read_ms_, " ms, sent in ",
-               ms_since(started_), " ms");
-  }
-
-  size_t chunks() const { return slots_.size(); }
-  uint64_t chunk_offset(size_t index) const { return index * ring_.slot_bytes(); }
-  size_t chunk_size(size_t index) const { return std::min<uint64_t>(ring_.slot_bytes(), size_ - chunk_offset(index)); }
-  // The slot that chunk `index` is read into.
-  std::byte* take_slot(size_t index) {
-    const StagingRing::Slot slot = ring_.acquire();
-    std::lock_guard lock(mutex_);
-    slots_[index] = slot;
-    return slot.data;
-  }
-
-  // Chunk `index` was read (or failed with a negative status; without a slot if never read).
-  void filled(size_t index, cl_int status) {
-    std::lock_guard lock(mutex_);
-    if (status < 0 && status_ == CL_SUCCESS) status_ = status;
-    filled_[index] = true;
-    for (; next_ < chunks() && filled_[next_]; ++next_) {
-      if (next_ == 0) sequence_ = peer_->send<PeerData>({.ticket = ticket_, .size = size_});
-      send_chunk(next_);
-    }
-    if (next_ == chunks()) {
-      peer_->send_status(sequence_, status_);
-      read_ms_ = ms_since(started_);
-    }
-  }
-
- private:
-  void send_chunk(size_t index) {
-    const StagingRing::Slot slot = slots_[index];
-    if (!slot.data) {  // never read: the stream's length stays, its status says it failed
-      const auto filler = std::make_shared<Bytes>(chunk_size(index));
-      peer_->send_data(sequence_, filler->data(), filler->size(), [filler] {});
-      return;
-    }
-    peer_->send_data(sequence_, slot.data, chunk_size(index), [self = shared_from_this(), slot] {
-      self->ring_.release(slot);
-    });
-  }
-
-  std::shared_ptr<PeerLink> peer_;
-  Bytes ticket_;
-  uint64_t size_;
-  StagingRing& ring_;  // the session's: retired only once its slots are back
-  std::mutex mutex_;
-  std::vector<StagingRing::Slot> slots_;
-  std::vector<bool> filled_;
-  size_t next_ = 0;
-  uint64_t sequence_ = 0;
-  cl_int status_ = CL_SUCCESS;
-  const Clock::time_point started_ = Clock::now();
-  double read_ms_ = 0;
-};
-
-// The native queue and buffer of a move, with its range checked.
-std::pair<cl_command_queue, cl_mem> move_target(Session& session, const Bytes& ticket, ObjectId queue, ObjectId mem,
-                                                uint64_t offset, uint64_t size) {
-  if (ticket.size() != peer_ticket_bytes) throw ClError{CL_INVALID_VALUE};
-  const auto native_queue = session.get<cl_command_queue>(queue);
-  const auto native_mem = session.get<cl_mem>(mem);
-  if (size == 0) throw ClError{CL_INVALID_VALUE};
-  check_range(native_mem, offset, size);
-  return {native_queue, native_mem};
-}
-
 // Markers after every command enqueued so far on `queues`, released when it goes.
 struct QueueMarkers {
   std::vector<cl_event> events;
@@ -374,6 +296,138 @@ struct QueueMarkers {
     for (cl_event event : events) clReleaseEvent(event);
   }
 };
+
+// The sending side of one ticket: the range read chunk by chunk, after `after`'s markers, into
+// slots of the session's staging ring (page-locked, so the device reads at full speed); each
+// chunk sent as soon as it and those before it are read (the receiver takes them in order),
+// then the reads' status. A sent chunk's slot takes the next chunk, so the move runs on in the
+// background with the slots it started with, and the session goes on meanwhile.
+class PeerSend : public std::enable_shared_from_this<PeerSend> {
+ public:
+  PeerSend(std::shared_ptr<PeerLink> peer, Bytes ticket, cl_command_queue queue, cl_mem mem, uint64_t offset,
+           uint64_t size, std::unique_ptr<QueueMarkers> after, StagingRing& ring)
+      : peer_(std::move(peer)), ticket_(std::move(ticket)), queue_(queue), mem_(mem), offset_(offset), size_(size),
+        after_(std::move(after)), ring_(ring), slots_((size + ring.slot_bytes() - 1) / ring.slot_bytes()),
+        filled_(slots_.size(), false) {
+    clRetainCommandQueue(queue_);
+    clRetainMemObject(mem_);
+  }
+  // The last chunk was sent (its sender let go): the move's timing, for diagnosis.
+  ~PeerSend() {
+    log::debug("sent ", size_, " bytes to proxy ", peer_->name(), ": read in ", read_ms_, " ms, sent in ",
+               ms_since(started_), " ms");
+    after_.reset();
+    clReleaseMemObject(mem_);
+    clReleaseCommandQueue(queue_);
+  }
+
+  // Reads the first chunks: one slot waited for, then as many as are free.
+  void start() {
+    read_next(ring_.acquire());
+    for (StagingRing::Slot slot; unread_ < chunks() && ring_.try_acquire(slot);) read_next(slot);
+  }
+
+ private:
+  size_t chunks() const { return slots_.size(); }
+  uint64_t chunk_offset(size_t index) const { return index * ring_.slot_bytes(); }
+  size_t chunk_size(size_t index) const { return std::min<uint64_t>(ring_.slot_bytes(), size_ - chunk_offset(index)); }
+
+  // Reads the next chunk not yet read into `slot`, or gives the slot back if none is left.
+  void read_next(const StagingRing::Slot& slot) {
+    const size_t index = unread_.fetch_add(1);
+    if (index >= chunks()) {
+      ring_.release(slot);
+      return;
+    }
+    cl_event read = nullptr;
+    const auto& waits = after_->events;
+    const cl_int status = peer_->lost() ? peer_lost_status
+                          : clEnqueueReadBuffer(queue_, mem_, CL_FALSE, offset_ + chunk_offset(index),
+                                                chunk_size(index), slot.data, static_cast<cl_uint>(waits.size()),
+                                                waits.empty() ? nullptr : waits.data(), &read);
+    if (status != CL_SUCCESS) {  // this chunk and every later one fail, none is read
+      filled(index, slot, status);
+      for (size_t later; (later = unread_.fetch_add(1)) < chunks();) filled(later, {}, status);
+      return;
+    }
+    clFlush(queue_);
+    when_complete(read, [self = shared_from_this(), index, slot](cl_int done) { self->filled(index, slot, done); });
+    clReleaseEvent(read);
+  }
+
+  // Chunk `index` was read into `slot` (or failed with a negative status; no slot if never
+  // read). One thread at a time sends what is ready, in order: a send's completion may call
+  // back here at once (a lost link), and must not wait for this one.
+  void filled(size_t index, const StagingRing::Slot& slot, cl_int status) {
+    {
+      std::lock_guard lock(mutex_);
+      if (status < 0 && status_ == CL_SUCCESS) status_ = status;
+      slots_[index] = slot;
+      filled_[index] = true;
+      if (std::exchange(sending_, true)) return;
+    }
+    for (;;) {
+      std::vector<size_t> ready;
+      std::optional<cl_int> final_status;  // set once every chunk is ready
+      {
+        std::lock_guard lock(mutex_);
+        for (; next_ < chunks() && filled_[next_]; ++next_) ready.push_back(next_);
+        if (ready.empty()) {
+          sending_ = false;
+          return;
+        }
+        if (next_ == chunks()) final_status = status_;
+      }
+      if (ready.front() == 0) sequence_ = peer_->send<PeerData>({.ticket = ticket_, .size = size_});
+      for (size_t chunk : ready) send_chunk(chunk);
+      if (final_status) {
+        peer_->send_status(sequence_, *final_status);
+        read_ms_ = ms_since(started_);
+      }
+    }
+  }
+
+  void send_chunk(size_t index) {
+    const StagingRing::Slot slot = slots_[index];
+    if (!slot.data) {  // never read: the stream's length stays, its status says it failed
+      const auto filler = std::make_shared<Bytes>(chunk_size(index));
+      peer_->send_data(sequence_, filler->data(), filler->size(), [filler] {});
+      return;
+    }
+    peer_->send_data(sequence_, slot.data, chunk_size(index), [self = shared_from_this(), slot] {
+      self->read_next(slot);
+    });
+  }
+
+  std::shared_ptr<PeerLink> peer_;
+  Bytes ticket_;
+  cl_command_queue queue_;
+  cl_mem mem_;
+  uint64_t offset_, size_;
+  std::unique_ptr<QueueMarkers> after_;
+  StagingRing& ring_;  // the session's: retired only once its slots are back
+  std::atomic<size_t> unread_{0};
+  std::mutex mutex_;
+  std::vector<StagingRing::Slot> slots_;
+  std::vector<bool> filled_;
+  bool sending_ = false;  // a thread is in filled()'s sending loop
+  size_t next_ = 0;
+  uint64_t sequence_ = 0;
+  cl_int status_ = CL_SUCCESS;
+  const Clock::time_point started_ = Clock::now();
+  double read_ms_ = 0;
+};
+
+// The native queue and buffer of a move, with its range checked.
+std::pair<cl_command_queue, cl_mem> move_target(Session& session, const Bytes& ticket, ObjectId queue, ObjectId mem,
+                                                uint64_t offset, uint64_t size) {
+  if (ticket.size() != peer_ticket_bytes) throw ClError{CL_INVALID_VALUE};
+  const auto native_queue = session.get<cl_command_queue>(queue);
+  const auto native_mem = session.get<cl_mem>(mem);
+  if (size == 0) throw ClError{CL_INVALID_VALUE};
+  check_range(native_mem, offset, size);
+  return {native_queue, native_mem};
+}
 
 // Takes the rest of a PeerData stream that will not be used: its chunks and its status.
 void drain_peer_data(Call& call, uint64_t size) {
@@ -423,28 +477,15 @@ SendToPeer::Reply execute(Call& call, const SendToPeer::Request& request) {
   if (session.data_path().kind() == transport::DataPath::in_process) throw ClError{CL_INVALID_OPERATION};
   const auto [queue, mem] = move_target(session, request.ticket, request.queue, request.mem, request.offset,
                                         request.size);
-  const QueueMarkers after(session, request.after_queues);
+  auto after = std::make_unique<QueueMarkers>(session, request.after_queues);
   const auto peer = session.server().peer_links().to(request.peer_node, request.peer_pid);
   StagingRing& ring = staging_of(session, queue);
   // The receiver takes chunks of its size.
   if (ring.slot_bytes() != peer->chunk_bytes()) throw ClError{CL_INVALID_OPERATION};
   peer->call<ClaimPeerData>({.ticket = request.ticket});
   // Claimed: whatever happens now, the receiver hears of it through the stream's status.
-  auto send = std::make_shared<PeerSend>(peer, request.ticket, request.size, ring);
-  for (size_t index = 0; index < send->chunks(); ++index) {
-    cl_event read = nullptr;
-    const cl_int status = clEnqueueReadBuffer(queue, mem, CL_FALSE, request.offset + send->chunk_offset(index),
-                                              send->chunk_size(index), send->take_slot(index),
-                                              static_cast<cl_uint>(after.events.size()),
-                                              after.events.empty() ? nullptr : after.events.data(), &read);
-    if (status != CL_SUCCESS) {
-      for (; index < send->chunks(); ++index) send->filled(index, status);
-      break;
-    }
-    when_complete(read, [send, index](cl_int done) { send->filled(index, done); });
-    clReleaseEvent(read);
-  }
-  clFlush(queue);
+  std::make_shared<PeerSend>(peer, request.ticket, queue, mem, request.offset, request.size, std::move(after), ring)
+      ->start();
   session.statistics().count_to_client(request.size);
   log::debug("sending bytes ", request.offset, " to ", request.offset + request.size, " of a buffer to proxy ",
              peer->name());

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,6 +57,18 @@ pid_t proxy_pid() {
   }
   FAIL("no proxy record in " << cluster_dir());
   return -1;
+}
+
+// The proxies' pids in HiveCL's device order (by node, then record name; one device each
+// here). Records are named <node>-<pid>.proxy.
+std::vector<pid_t> proxy_pids_in_device_order() {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(cluster_dir() + "/proxies"))
+    if (entry.path().extension() == ".proxy") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());  // one node: the record names alone order them
+  std::vector<pid_t> pids;
+  for (const auto& name : names) pids.push_back(std::stoi(name.substr(name.rfind('-') + 1)));
+  return pids;
 }
 
 // Runs fault-client in `mode` and waits for its "ready" line.
@@ -167,6 +181,106 @@ std::pair<int, std::string> run_program(const std::vector<std::string>& argument
   while (std::fgets(line, sizeof line, output)) text += line;
   const int status = ::pclose(output);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
+// Two proxies (tests/cluster/with-two-proxies.sh): one context over a device of each, a buffer
+// filled on the first and read whole by a kernel on the second, so that every round moves it
+// proxy to proxy. One of the two is killed while the rounds run: the round in flight must end
+// with an error (not hang, not report success over stale data), and the other proxy must serve on.
+void kill_one_proxy_while_moving(bool sender) {
+  cl_platform_id platform = nullptr;
+  REQUIRE(clGetPlatformIDs(1, &platform, nullptr) == CL_SUCCESS);
+  cl_device_id devices[2]{};
+  REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 2, devices, nullptr) == CL_SUCCESS);
+  const std::vector<pid_t> pids = proxy_pids_in_device_order();
+  REQUIRE(pids.size() == 2);
+  cl_int status = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 2, devices, nullptr, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_command_queue queues[2]{};
+  for (int i = 0; i < 2; ++i) {
+    queues[i] = clCreateCommandQueueWithProperties(context, devices[i], nullptr, &status);
+    REQUIRE(status == CL_SUCCESS);
+  }
+  const char* source =
+      "__kernel void ends(__global const uint* data, ulong count, __global uint* out) {\n"
+      "  out[0] = data[0]; out[1] = data[count - 1];\n"
+      "}\n";
+  cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &status);
+  REQUIRE(clBuildProgram(program, 0, nullptr, nullptr, nullptr, nullptr) == CL_SUCCESS);
+  cl_kernel kernel = clCreateKernel(program, "ends", &status);
+  REQUIRE(status == CL_SUCCESS);
+  const cl_ulong count = 16u << 20;  // 64 MiB: the move takes most of a round
+  cl_mem data = clCreateBuffer(context, CL_MEM_READ_WRITE, count * sizeof(cl_uint), nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  REQUIRE(clSetKernelArg(kernel, 0, sizeof data, &data) == CL_SUCCESS);
+  REQUIRE(clSetKernelArg(kernel, 1, sizeof count, &count) == CL_SUCCESS);
+  REQUIRE(clSetKernelArg(kernel, 2, sizeof out, &out) == CL_SUCCESS);
+
+  struct Outcome {
+    cl_int status = CL_SUCCESS;
+    const char* call = "";  // the call that failed
+    Clock::time_point at;
+    bool stale = false;  // a round that succeeded with data it did not write
+  };
+  std::atomic<int> rounds{0};
+  auto mover = std::async(std::launch::async, [&] {
+    for (cl_uint round = 1;; ++round) {
+      const auto failed = [](cl_int status, const char* call) { return Outcome{status, call, Clock::now()}; };
+      cl_int result = clEnqueueFillBuffer(queues[0], data, &round, sizeof round, 0, count * sizeof round, 0, nullptr,
+                                          nullptr);
+      if (result != CL_SUCCESS) return failed(result, "clEnqueueFillBuffer");
+      const size_t one = 1;
+      result = clEnqueueNDRangeKernel(queues[1], kernel, 1, nullptr, &one, nullptr, 0, nullptr, nullptr);
+      if (result != CL_SUCCESS) return failed(result, "clEnqueueNDRangeKernel");
+      cl_uint ends[2] = {};
+      result = clEnqueueReadBuffer(queues[1], out, CL_TRUE, 0, sizeof ends, ends, 0, nullptr, nullptr);
+      if (result != CL_SUCCESS) return failed(result, "clEnqueueReadBuffer");
+      if (ends[0] != round || ends[1] != round) return Outcome{CL_SUCCESS, "", Clock::now(), true};
+      ++rounds;
+    }
+  });
+  // Two rounds timed, then the kill comes halfway into the next: in its move, mostly.
+  const auto deadline = Clock::now() + 60s;
+  const auto after_rounds = [&](int wanted) {
+    while (rounds < wanted && Clock::now() < deadline && mover.wait_for(1ms) != std::future_status::ready) {}
+    REQUIRE(rounds == wanted);
+    return Clock::now();
+  };
+  const auto first = after_rounds(1);
+  const auto third = after_rounds(3);
+  std::this_thread::sleep_for((third - first) / 4);
+  const int victim = sender ? 0 : 1, survivor = 1 - victim;
+  const auto killed_at = Clock::now();
+  REQUIRE(::kill(pids[victim], SIGKILL) == 0);
+  REQUIRE(mover.wait_for(15s) == std::future_status::ready);
+  const Outcome outcome = mover.get();
+  INFO("rounds before the kill: " << rounds << "; " << outcome.call << " returned " << outcome.status);
+  CHECK_FALSE(outcome.stale);
+  CHECK(outcome.status != CL_SUCCESS);
+  CHECK(outcome.at - killed_at < 10s);
+
+  // The other proxy serves on: a context of its device alone moves data and runs kernels.
+  cl_context alone = clCreateContext(nullptr, 1, &devices[survivor], nullptr, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_command_queue queue = clCreateCommandQueueWithProperties(alone, devices[survivor], nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  std::vector<cl_uint> values(1000);
+  std::iota(values.begin(), values.end(), 5u);
+  cl_mem buffer = clCreateBuffer(alone, CL_MEM_COPY_HOST_PTR, values.size() * sizeof(cl_uint), values.data(), &status);
+  REQUIRE(status == CL_SUCCESS);
+  std::vector<cl_uint> read(values.size());
+  CHECK(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, read.size() * sizeof(cl_uint), read.data(), 0, nullptr,
+                            nullptr) == CL_SUCCESS);
+  CHECK(read == values);
+  for (cl_mem mem : {buffer, data, out}) CHECK(clReleaseMemObject(mem) == CL_SUCCESS);
+  CHECK(clReleaseKernel(kernel) == CL_SUCCESS);
+  CHECK(clReleaseProgram(program) == CL_SUCCESS);
+  for (cl_command_queue q : {queue, queues[0], queues[1]}) CHECK(clReleaseCommandQueue(q) == CL_SUCCESS);
+  CHECK(clReleaseContext(alone) == CL_SUCCESS);
+  CHECK(clReleaseContext(context) == CL_SUCCESS);
 }
 
 }  // namespace
@@ -368,6 +482,16 @@ TEST_CASE("a proxy killed under a client fails its calls within the peer timeout
   CHECK(clReleaseCommandQueue(queue) == CL_SUCCESS);
   CHECK(clReleaseCommandQueue(write_queue) == CL_SUCCESS);
   CHECK(clReleaseContext(context) == CL_SUCCESS);
+}
+
+TEST_CASE("a proxy killed while it sends a buffer to another fails the move, and the other serves on",
+          "[fault][peer-death-sender]") {
+  kill_one_proxy_while_moving(true);
+}
+
+TEST_CASE("a proxy killed while another sends it a buffer fails the move, and the other serves on",
+          "[fault][peer-death-receiver]") {
+  kill_one_proxy_while_moving(false);
 }
 
 // The cluster of this test runs with session_max_memory_bytes = 1 MiB and

@@ -23,11 +23,12 @@ void write_file(const std::filesystem::path& path, const Bytes& bytes) {
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
+// It touches no memory. The fuzzer changes buffer sizes and work sizes freely, and a kernel on a
+// CPU device runs in the proxy's own memory, where nothing can bound it: an `add` that wrote
+// c[get_global_id(0)] corrupted the fuzzer's heap (as a native program's kernel can corrupt
+// that program). What is fuzzed is the proxy's handling of the messages around the launch.
 constexpr const char* kernel_source =
-    "__kernel void add(__global const float* a, __global const float* b, __global float* c) {\n"
-    "  size_t i = get_global_id(0);\n"
-    "  c[i] = a[i] + b[i];\n"
-    "}\n";
+    "__kernel void add(__global const float* a, __global const float* b, __global float* c) {}\n";
 
 Bytes whole_session() {
   constexpr ObjectId device = 1, context = first_session_id, queue = context + 1, a = context + 2, b = context + 3,
