@@ -105,7 +105,7 @@ uint64_t PeerLink::send_frame(Opcode opcode, const Bytes& body, std::shared_ptr<
   frame.insert(frame.end(), body.begin(), body.end());
   if (pending) {
     std::lock_guard lock(pending_mutex_);
-    if (lost_) throw ClError{CL_DEVICE_NOT_AVAILABLE};
+    if (lost_) throw ClError{peer_lost_status};
     pending_.emplace(sequence, std::move(pending));
   }
   engine_.send(link_, transport::control_tag, std::move(frame));
@@ -152,6 +152,11 @@ void PeerLink::lose() {
   }
   for (auto& [sequence, pending] : abandoned) pending->arrived.complete(OpStatus::cancelled);
   engine_.forget(link_);
+}
+
+std::shared_ptr<PeerSend> PeerLink::exchange_last_send(const std::shared_ptr<PeerSend>& send) {
+  std::lock_guard lock(last_send_mutex_);
+  return std::exchange(last_send_, send).lock();
 }
 
 PeerLinks::~PeerLinks() { close(); }
@@ -278,6 +283,8 @@ class MoveMemory {
   std::vector<Idle> idle_;
 };
 
+}  // namespace
+
 // Markers after every command enqueued so far on `queues`, released when it goes.
 struct QueueMarkers {
   std::vector<cl_event> events;
@@ -321,10 +328,14 @@ class PeerSend : public std::enable_shared_from_this<PeerSend> {
     clReleaseCommandQueue(queue_);
   }
 
-  // Reads the first chunks: one slot waited for, then as many as are free.
+  // Starts reading: after the move before it on the same link and ring, with that move's
+  // slots as they come free, so that the pieces of a range go one after the other, each with
+  // the whole pipeline; otherwise now, with one slot waited for and as many more as are free.
   void start() {
-    read_next(ring_.acquire());
-    for (StagingRing::Slot slot; unread_ < chunks() && ring_.try_acquire(slot);) read_next(slot);
+    const auto before = peer_->exchange_last_send(shared_from_this());
+    if (before && &before->ring_ == &ring_ && before->follow_with(shared_from_this())) return;
+    enter(ring_.acquire());
+    for (StagingRing::Slot slot; unread_ < chunks() && ring_.try_acquire(slot);) enter(slot);
   }
 
  private:
@@ -332,11 +343,40 @@ class PeerSend : public std::enable_shared_from_this<PeerSend> {
   uint64_t chunk_offset(size_t index) const { return index * ring_.slot_bytes(); }
   size_t chunk_size(size_t index) const { return std::min<uint64_t>(ring_.slot_bytes(), size_ - chunk_offset(index)); }
 
-  // Reads the next chunk not yet read into `slot`, or gives the slot back if none is left.
+  // A slot comes to this move, from the ring or from the move before it.
+  void enter(const StagingRing::Slot& slot) {
+    {
+      std::lock_guard lock(mutex_);
+      ++slots_held_;
+    }
+    read_next(slot);
+  }
+
+  // `next` reads after this move, with its slots; false if this one has given back its last.
+  bool follow_with(std::shared_ptr<PeerSend> next) {
+    std::lock_guard lock(mutex_);
+    if (done_reading_) return false;
+    next_send_ = std::move(next);
+    return true;
+  }
+
+  // A slot this move has no chunk left for goes to the move after it, or back to the ring.
+  void leave(const StagingRing::Slot& slot) {
+    std::shared_ptr<PeerSend> next;
+    {
+      std::lock_guard lock(mutex_);
+      next = next_send_;
+      if (--slots_held_ == 0 && !next) done_reading_ = true;
+    }
+    if (next) next->enter(slot);
+    else ring_.release(slot);
+  }
+
+  // Reads the next chunk not yet read into `slot`, or lets the slot go if none is left.
   void read_next(const StagingRing::Slot& slot) {
     const size_t index = unread_.fetch_add(1);
     if (index >= chunks()) {
-      ring_.release(slot);
+      leave(slot);
       return;
     }
     cl_event read = nullptr;
@@ -408,6 +448,9 @@ class PeerSend : public std::enable_shared_from_this<PeerSend> {
   StagingRing& ring_;  // the session's: retired only once its slots are back
   std::atomic<size_t> unread_{0};
   std::mutex mutex_;
+  size_t slots_held_ = 0;      // reading or sending a chunk
+  bool done_reading_ = false;  // every slot let go: no move can follow it any more
+  std::shared_ptr<PeerSend> next_send_;
   std::vector<StagingRing::Slot> slots_;
   std::vector<bool> filled_;
   bool sending_ = false;  // a thread is in filled()'s sending loop
@@ -417,6 +460,8 @@ class PeerSend : public std::enable_shared_from_this<PeerSend> {
   const Clock::time_point started_ = Clock::now();
   double read_ms_ = 0;
 };
+
+namespace {
 
 // The native queue and buffer of a move, with its range checked.
 std::pair<cl_command_queue, cl_mem> move_target(Session& session, const Bytes& ticket, ObjectId queue, ObjectId mem,

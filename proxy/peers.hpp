@@ -66,6 +66,8 @@ class PeerTickets {
   std::map<protocol::Bytes, std::shared_ptr<PeerArrival>> tickets_;
 };
 
+class PeerSend;  // one move's sending side (peers.cpp)
+
 // This proxy's connection to another, as its client: synchronous calls, and requests whose
 // answer only matters when it is a failure (logged).
 class PeerLink {
@@ -78,7 +80,7 @@ class PeerLink {
   bool lost() const { return lost_.load(); }
   size_t chunk_bytes() const { return chunk_bytes_; }
   void set_chunk_bytes(size_t bytes) { chunk_bytes_ = bytes; }
-  // ClError: the other proxy's status, or CL_DEVICE_NOT_AVAILABLE once it is gone.
+  // ClError: the other proxy's status, or peer_lost_status once it is gone.
   template <class M>
   typename M::Reply call(const typename M::Request& request);
   // Sends a request without waiting for its answer; its sequence number.
@@ -91,6 +93,8 @@ class PeerLink {
   void on_reply(protocol::Bytes&& frame);
   // The other proxy is gone (or this one stops): waiting calls fail, nothing more is sent.
   void lose();
+  // Makes `send` the last move sent on this link; the one before it, if it is still going.
+  std::shared_ptr<PeerSend> exchange_last_send(const std::shared_ptr<PeerSend>& send);
 
  private:
   struct Pending {
@@ -107,6 +111,8 @@ class PeerLink {
   std::atomic<uint64_t> next_sequence_{1};
   std::mutex pending_mutex_;
   std::map<uint64_t, std::shared_ptr<Pending>> pending_;
+  std::mutex last_send_mutex_;
+  std::weak_ptr<PeerSend> last_send_;
 };
 
 // This proxy's connections to the proxies it sends data to, made on first use.

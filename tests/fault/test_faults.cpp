@@ -210,7 +210,7 @@ void kill_one_proxy_while_moving(bool sender) {
   REQUIRE(clBuildProgram(program, 0, nullptr, nullptr, nullptr, nullptr) == CL_SUCCESS);
   cl_kernel kernel = clCreateKernel(program, "ends", &status);
   REQUIRE(status == CL_SUCCESS);
-  const cl_ulong count = 16u << 20;  // 64 MiB: the move takes most of a round
+  const cl_ulong count = 24u << 20;  // 96 MiB, two pieces (64 MiB each at most): the move takes most of a round
   cl_mem data = clCreateBuffer(context, CL_MEM_READ_WRITE, count * sizeof(cl_uint), nullptr, &status);
   REQUIRE(status == CL_SUCCESS);
   cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), nullptr, &status);
