@@ -80,7 +80,8 @@ void remote_info(Connection* connection, protocol::InfoFamily family, protocol::
 
 // Spanning contexts: a user event on one connection that stands for a command of another in a
 // wait list (set when that command completes or fails). It is released once it was both set
-// and named by the command that waits for it: the last of the two drops it.
+// and named by the command that waits for it: the last of the two drops it (set proxy to
+// proxy, it has the command alone to hold it).
 struct Relay {
   Connection* connection = nullptr;
   protocol::ObjectId id = protocol::no_object;

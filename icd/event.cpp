@@ -16,12 +16,36 @@ namespace hivecl::icd {
 
 namespace {
 
+// Between two proxies, proxy to proxy: the relay's proxy makes it, expecting the event's status
+// under a ticket, and the event's proxy claims the ticket and sends the status when the event
+// has ended. Nothing passes through this process.
+void signal_between_proxies(_cl_event* event, const _cl_context* context, Relay& relay) {
+  const Bytes ticket = new_peer_ticket();
+  relay.connection->call<ExpectPeerEvent>(
+      {.ticket = ticket, .context = context->id_on(relay.connection), .event = relay.id});
+  relay.holders = 1;  // the waiting command's only: no watch here
+  try {
+    event->connection->call<SignalPeer>({.ticket = ticket, .event = event->id,
+                                         .peer_node = relay.connection->record().node,
+                                         .peer_pid = relay.connection->record().pid});
+  } catch (const ClError& error) {
+    relay.connection->post<CancelPeerTicket>({.ticket = ticket, .status = error.code});
+    relay.drop();
+    throw;
+  }
+}
+
 // A user event on `connection` that completes (or fails) when `event`, a command of another
-// part, does. The watch's answer is handed to HiveCL's callback thread, which sets the relay.
+// part, does: set proxy to proxy where both are proxies; otherwise by this process, from a
+// watch whose answer is handed to HiveCL's callback thread.
 std::shared_ptr<Relay> relay_of(_cl_event* event, const _cl_context* context, Connection* connection) {
   auto relay = std::make_shared<Relay>();  // (Clang 14, the fuzz build's, has no parenthesised aggregates)
   relay->connection = connection;
   relay->id = connection->new_id();
+  if (!connection->in_process() && !event->connection->in_process()) {
+    signal_between_proxies(event, context, *relay);
+    return relay;
+  }
   connection->call<CreateUserEvent>({.id = relay->id, .context = context->id_on(connection)});
   event->connection->call_later<WatchEvent>(
       {.event = event->id, .status = CL_COMPLETE}, [relay](cl_int status, const WatchEvent::Reply& reply) {

@@ -101,16 +101,6 @@ void move_range(_cl_mem* root, size_t from, size_t to, size_t begin, size_t end)
   target->call<Finish>({.queue = target_queue});
 }
 
-// A ticket for a move between proxies: random, so that no other party can guess it.
-Bytes new_ticket() {
-  static std::mutex mutex;
-  static std::random_device random;
-  std::lock_guard lock(mutex);
-  Bytes ticket(peer_ticket_bytes);
-  for (auto& byte : ticket) byte = static_cast<std::byte>(random());
-  return ticket;
-}
-
 // Has the proxy of part `from` send [begin, end) of the root buffer to the proxy of part `to`,
 // once the commands so far of the queues that wrote it on `from` have ended; `command` (on
 // `to`) waits for it to have landed. Pieces of move_piece: what each proxy holds at once.
@@ -127,7 +117,7 @@ void send_between_proxies(Spread& spread, _cl_mem* root, size_t from, size_t to,
              " of a buffer to proxy ", target->record().node);
   for (size_t offset = begin; offset < end; offset += move_piece) {
     const size_t size = std::min(move_piece, end - offset);
-    const Bytes ticket = new_ticket();
+    const Bytes ticket = new_peer_ticket();
     const ObjectId landed = target->new_id();
     target->call<ExpectPeerData>({.ticket = ticket, .queue = target_queue, .landing_queue = landing_queue,
                                   .mem = root->id_on(target), .offset = offset, .size = size, .event = landed});
@@ -137,7 +127,7 @@ void send_between_proxies(Spread& spread, _cl_mem* root, size_t from, size_t to,
                                 .size = size, .after_queues = after, .peer_node = target->record().node,
                                 .peer_pid = target->record().pid});
     } catch (const ClError& error) {
-      target->post<CancelPeerData>({.ticket = ticket, .status = error.code});
+      target->post<CancelPeerTicket>({.ticket = ticket, .status = error.code});
       throw;
     }
   }
@@ -200,6 +190,15 @@ ObjectId made_on(_cl_mem* mem, _cl_mem* root, Connection* connection) {
 }
 
 }  // namespace
+
+Bytes new_peer_ticket() {
+  static std::mutex mutex;
+  static std::random_device random;
+  std::lock_guard lock(mutex);
+  Bytes ticket(peer_ticket_bytes);
+  for (auto& byte : ticket) byte = static_cast<std::byte>(random());
+  return ticket;
+}
 
 std::shared_ptr<Spread> new_spread(const _cl_context* context, size_t size, bool with_data) {
   auto spread = std::make_shared<Spread>();

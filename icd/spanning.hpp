@@ -39,6 +39,10 @@ struct Spread {
   std::vector<std::vector<Ref<_cl_command_queue>>> writers;
 };
 
+// A ticket for buffer data or an event status sent from proxy to proxy: random, so that no
+// other party can guess it.
+protocol::Bytes new_peer_ticket();
+
 // The state of a new root buffer of `context`, made on its first part: with initial data
 // (copied from the application) only that part holds it; without, any part is as good.
 std::shared_ptr<Spread> new_spread(const _cl_context* context, size_t size, bool with_data);

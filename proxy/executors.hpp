@@ -84,10 +84,13 @@ p::LinkProgram::Reply execute(Call&, const p::LinkProgram::Request&);
 p::CloneKernel::Reply execute(Call&, const p::CloneKernel::Request&);
 // proxy to proxy (peers.cpp)
 p::ExpectPeerData::Reply execute(Call&, const p::ExpectPeerData::Request&);
-p::CancelPeerData::Reply execute(Call&, const p::CancelPeerData::Request&);
+p::CancelPeerTicket::Reply execute(Call&, const p::CancelPeerTicket::Request&);
 p::SendToPeer::Reply execute(Call&, const p::SendToPeer::Request&);
-p::ClaimPeerData::Reply execute(Call&, const p::ClaimPeerData::Request&);
+p::ClaimPeerTicket::Reply execute(Call&, const p::ClaimPeerTicket::Request&);
 p::PeerData::Reply execute(Call&, const p::PeerData::Request&);
+p::ExpectPeerEvent::Reply execute(Call&, const p::ExpectPeerEvent::Request&);
+p::SignalPeer::Reply execute(Call&, const p::SignalPeer::Request&);
+p::PeerEventStatus::Reply execute(Call&, const p::PeerEventStatus::Request&);
 
 // --- helpers shared by the executors ---
 

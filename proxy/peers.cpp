@@ -35,15 +35,15 @@ double ms_since(Clock::time_point start) {
 PeerArrival::PeerArrival(uint32_t owner, cl_command_queue queue, cl_mem mem, uint64_t offset, uint64_t size,
                          cl_event landed)
     : owner(owner), queue(queue), mem(mem), offset(offset), size(size), landed_(landed) {
-  clRetainCommandQueue(queue);
-  clRetainMemObject(mem);
+  if (queue) clRetainCommandQueue(queue);
+  if (mem) clRetainMemObject(mem);
 }
 
 PeerArrival::~PeerArrival() {
-  land(peer_lost_status);  // no data will come any more
+  land(peer_lost_status);  // no data or status will come any more
   clReleaseEvent(landed_);
-  clReleaseCommandQueue(queue);
-  clReleaseMemObject(mem);
+  if (queue) clReleaseCommandQueue(queue);
+  if (mem) clReleaseMemObject(mem);
 }
 
 void PeerArrival::land(cl_int status) {
@@ -511,7 +511,7 @@ ExpectPeerData::Reply execute(Call& call, const ExpectPeerData::Request& request
   return {};
 }
 
-CancelPeerData::Reply execute(Call& call, const CancelPeerData::Request& request) {
+CancelPeerTicket::Reply execute(Call& call, const CancelPeerTicket::Request& request) {
   call.session.server().peer_tickets().cancel(request.ticket, call.session.number(), request.status);
   return {};
 }
@@ -527,7 +527,7 @@ SendToPeer::Reply execute(Call& call, const SendToPeer::Request& request) {
   StagingRing& ring = staging_of(session, queue);
   // The receiver takes chunks of its size.
   if (ring.slot_bytes() != peer->chunk_bytes()) throw ClError{CL_INVALID_OPERATION};
-  peer->call<ClaimPeerData>({.ticket = request.ticket});
+  peer->call<ClaimPeerTicket>({.ticket = request.ticket});
   // Claimed: whatever happens now, the receiver hears of it through the stream's status.
   std::make_shared<PeerSend>(peer, request.ticket, queue, mem, request.offset, request.size, std::move(after), ring)
       ->start();
@@ -537,7 +537,7 @@ SendToPeer::Reply execute(Call& call, const SendToPeer::Request& request) {
   return {};
 }
 
-ClaimPeerData::Reply execute(Call& call, const ClaimPeerData::Request& request) {
+ClaimPeerTicket::Reply execute(Call& call, const ClaimPeerTicket::Request& request) {
   call.session.server().peer_tickets().claim(request.ticket, call.session.number());
   return {};
 }
@@ -551,7 +551,7 @@ PeerData::Reply execute(Call& call, const PeerData::Request& request) {
   try {
     if (session.data_path().kind() != transport::DataPath::mpi) throw ClError{CL_INVALID_OPERATION};
     arrival = session.server().peer_tickets().take(request.ticket, session.number());
-    if (request.size != arrival->size) throw ClError{CL_INVALID_VALUE};
+    if (!arrival->mem || request.size != arrival->size) throw ClError{CL_INVALID_VALUE};  // or an event's ticket
   } catch (const ClError&) {
     drain_peer_data(call, request.size);
     if (arrival) arrival->land(CL_INVALID_VALUE);
@@ -604,6 +604,42 @@ PeerData::Reply execute(Call& call, const PeerData::Request& request) {
     clReleaseEvent(landed);
   }
   check(failure);
+  return {};
+}
+
+
+ExpectPeerEvent::Reply execute(Call& call, const ExpectPeerEvent::Request& request) {
+  Session& session = call.session;
+  if (request.ticket.size() != peer_ticket_bytes) throw ClError{CL_INVALID_VALUE};
+  session.check_fresh(request.event);
+  cl_int status = CL_SUCCESS;
+  const cl_event event = clCreateUserEvent(session.get<cl_context>(request.context), &status);
+  check(status);
+  session.add(request.event, ObjectKind::event, event);
+  session.hold_user_event(event);  // failed at the session's end if no status came
+  clRetainEvent(event);            // the ticket's own reference
+  session.server().peer_tickets().expect(
+      request.ticket, std::make_shared<PeerArrival>(session.number(), nullptr, nullptr, 0, 0, event));
+  return {};
+}
+
+SignalPeer::Reply execute(Call& call, const SignalPeer::Request& request) {
+  Session& session = call.session;
+  if (request.ticket.size() != peer_ticket_bytes) throw ClError{CL_INVALID_VALUE};
+  const cl_event event = session.get<cl_event>(request.event);
+  const auto peer = session.server().peer_links().to(request.peer_node, request.peer_pid);
+  peer->call<ClaimPeerTicket>({.ticket = request.ticket});
+  // Claimed: should this proxy vanish before the event ends, the other fails the ticket.
+  when_complete(event, [peer, ticket = request.ticket](cl_int status) {
+    peer->send<PeerEventStatus>({.ticket = ticket, .status = status < 0 ? status : CL_COMPLETE});
+  });
+  return {};
+}
+
+PeerEventStatus::Reply execute(Call& call, const PeerEventStatus::Request& request) {
+  const auto arrival = call.session.server().peer_tickets().take(request.ticket, call.session.number());
+  if (arrival->mem) throw ClError{CL_INVALID_VALUE};  // a data ticket: its data comes with PeerData
+  arrival->land(request.status);
   return {};
 }
 

@@ -1,8 +1,8 @@
-// Buffer data moved from proxy to proxy for contexts spanning several proxies (the messages
-// and their sequence: protocol/messages.hpp, "proxy to proxy"). The receiving side keeps the
-// tickets its clients said to expect; the sending side connects to the receiving proxy as a
-// client of its own (watchdog, MPI_Comm_connect, Hello) and streams the range to it as the
-// device reads it, chunk by chunk.
+// Buffer data and event statuses sent from proxy to proxy for contexts spanning several
+// proxies (the messages and their sequence: protocol/messages.hpp, "proxy to proxy"). The
+// receiving side keeps the tickets its clients said to expect; the sending side connects to
+// the receiving proxy as a client of its own (watchdog, MPI_Comm_connect, Hello) and streams
+// the range to it as the device reads it, chunk by chunk, or sends the event's status.
 #pragma once
 
 #include <CL/cl.h>
@@ -25,7 +25,8 @@
 namespace hivecl::proxy {
 
 // Where one ticket's data lands: a range of a client's buffer and the queue that writes it
-// (both retained), and the user event that completes once it has (or fails).
+// (both retained), and the user event that completes once it has (or fails). An event's
+// ticket has no queue and no buffer: its user event takes the status the sender sends.
 struct PeerArrival {
   PeerArrival(uint32_t owner, cl_command_queue queue, cl_mem mem, uint64_t offset, uint64_t size, cl_event landed);
   PeerArrival(const PeerArrival&) = delete;

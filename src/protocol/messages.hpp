@@ -16,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 11;
+inline constexpr uint32_t protocol_version = 12;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -45,8 +45,9 @@ enum class FrameKind : uint8_t { request, reply };
   /* compilation and linking, kernel clones */                                                                \
   X(CreateSubBuffer) X(ReadBufferRect) X(WriteBufferRect) X(CopyBufferRect)                                  \
   X(CreateProgramWithBinary) X(CompileProgram) X(LinkProgram) X(CloneKernel)                                \
-  /* spanning contexts: buffer data moved from proxy to proxy (issue 7) */                                    \
-  X(ExpectPeerData) X(CancelPeerData) X(SendToPeer) X(ClaimPeerData) X(PeerData)
+  /* spanning contexts: buffer data and event statuses sent from proxy to proxy (issue 7) */                 \
+  X(ExpectPeerData) X(CancelPeerTicket) X(SendToPeer) X(ClaimPeerTicket) X(PeerData)                          \
+  X(ExpectPeerEvent) X(SignalPeer) X(PeerEventStatus)
 
 enum class Opcode : uint16_t {
 #define HIVECL_OPCODE(name) name,
@@ -615,13 +616,15 @@ struct WatchEvent {
   };
 };
 
-// --- buffer data moved from proxy to proxy (spanning contexts) -----------------------
+// --- buffer data and event statuses sent from proxy to proxy (spanning contexts) ------
 // The client moves a range of a buffer from proxy A to proxy B with a ticket, 16 random
 // bytes it draws: it tells B to expect the ticket's data (ExpectPeerData), then A to send
-// it (SendToPeer). A connects to B as a client of its own, claims the ticket (ClaimPeerData:
+// it (SendToPeer). A connects to B as a client of its own, claims the ticket (ClaimPeerTicket:
 // should A vanish, B fails the arrival), reads the range once the commands that wrote it
 // have ended, and sends it to B (PeerData) as it comes off the device. Only a proxy told the
-// ticket can write through it.
+// ticket can write through it. A command on B that waits for an event of A goes the same way:
+// B expects the ticket's status (ExpectPeerEvent), A claims it and sends the event's status
+// when the event has ended (SignalPeer, then PeerEventStatus).
 inline constexpr size_t peer_ticket_bytes = 16;
 
 // To the receiving proxy. `landing_queue` writes the data; `event` (on `queue`) completes
@@ -642,9 +645,10 @@ struct ExpectPeerData {
   using Reply = Empty;
 };
 
-// To the receiving proxy: the sender could not take the ticket; its arrival fails with `status`.
-struct CancelPeerData {
-  HIVECL_MESSAGE(CancelPeerData, false, Bulk::none)
+// To the receiving proxy: the sender could not take the ticket (data or event); what waits
+// for it fails with `status`.
+struct CancelPeerTicket {
+  HIVECL_MESSAGE(CancelPeerTicket, false, Bulk::none)
   struct Request {
     Bytes ticket;
     int32_t status = 0;
@@ -672,9 +676,9 @@ struct SendToPeer {
   using Reply = Empty;
 };
 
-// Proxy to proxy: the sender of a ticket's data, which this session now answers for.
-struct ClaimPeerData {
-  HIVECL_MESSAGE(ClaimPeerData, true, Bulk::none)
+// Proxy to proxy: the sender of a ticket's data or status, which this session now answers for.
+struct ClaimPeerTicket {
+  HIVECL_MESSAGE(ClaimPeerTicket, true, Bulk::none)
   struct Request {
     Bytes ticket;
     HIVECL_FIELDS(ticket)
@@ -691,6 +695,45 @@ struct PeerData {
     uint64_t size = 0;
     HIVECL_FIELDS(ticket, size)
     uint64_t bulk_bytes() const { return size; }
+  };
+  using Reply = Empty;
+};
+
+// To the proxy of a command that waits for an event of another proxy: `event`, a user event
+// of `context` made here, completes (or fails) with the status the other proxy sends under
+// `ticket`.
+struct ExpectPeerEvent {
+  HIVECL_MESSAGE(ExpectPeerEvent, true, Bulk::none)
+  struct Request {
+    Bytes ticket;
+    ObjectId context = no_object;
+    ObjectId event = no_object;
+    HIVECL_FIELDS(ticket, context, event)
+  };
+  using Reply = Empty;
+};
+
+// To the proxy of `event`: claim `ticket` at proxy `peer_node`:`peer_pid`, and send it the
+// event's status once the event has ended. Replied once the ticket is claimed.
+struct SignalPeer {
+  HIVECL_MESSAGE(SignalPeer, true, Bulk::none)
+  struct Request {
+    Bytes ticket;
+    ObjectId event = no_object;
+    std::string peer_node;
+    int32_t peer_pid = 0;
+    HIVECL_FIELDS(ticket, event, peer_node, peer_pid)
+  };
+  using Reply = Empty;
+};
+
+// Proxy to proxy: a claimed ticket's event status (CL_COMPLETE, or negative: it failed).
+struct PeerEventStatus {
+  HIVECL_MESSAGE(PeerEventStatus, false, Bulk::none)
+  struct Request {
+    Bytes ticket;
+    int32_t status = 0;
+    HIVECL_FIELDS(ticket, status)
   };
   using Reply = Empty;
 };
