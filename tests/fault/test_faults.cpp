@@ -183,25 +183,63 @@ std::pair<int, std::string> run_program(const std::vector<std::string>& argument
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
 }
 
+// The devices of two proxies (tests/cluster/with-two-proxies.sh; one device each), their
+// proxies' pids, one context over both and a queue on each.
+struct TwoProxies {
+  cl_device_id devices[2]{};
+  std::vector<pid_t> pids = proxy_pids_in_device_order();
+  cl_context context = nullptr;
+  cl_command_queue queues[2]{};
+
+  TwoProxies() {
+    REQUIRE(pids.size() == 2);
+    cl_platform_id platform = nullptr;
+    REQUIRE(clGetPlatformIDs(1, &platform, nullptr) == CL_SUCCESS);
+    REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 2, devices, nullptr) == CL_SUCCESS);
+    cl_int status = CL_SUCCESS;
+    context = clCreateContext(nullptr, 2, devices, nullptr, nullptr, &status);
+    REQUIRE(status == CL_SUCCESS);
+    for (int i = 0; i < 2; ++i) {
+      queues[i] = clCreateCommandQueueWithProperties(context, devices[i], nullptr, &status);
+      REQUIRE(status == CL_SUCCESS);
+    }
+  }
+  ~TwoProxies() {  // releasing objects of a dead proxy is fine
+    for (cl_command_queue queue : queues) clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+  }
+};
+
+// A context of `device` alone moves data through its proxy.
+void check_serves(cl_device_id device) {
+  cl_int status = CL_SUCCESS;
+  cl_context alone = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_command_queue queue = clCreateCommandQueueWithProperties(alone, device, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  std::vector<cl_uint> values(1000);
+  std::iota(values.begin(), values.end(), 5u);
+  cl_mem buffer = clCreateBuffer(alone, CL_MEM_COPY_HOST_PTR, values.size() * sizeof(cl_uint), values.data(), &status);
+  REQUIRE(status == CL_SUCCESS);
+  std::vector<cl_uint> read(values.size());
+  CHECK(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, read.size() * sizeof(cl_uint), read.data(), 0, nullptr,
+                            nullptr) == CL_SUCCESS);
+  CHECK(read == values);
+  CHECK(clReleaseMemObject(buffer) == CL_SUCCESS);
+  CHECK(clReleaseCommandQueue(queue) == CL_SUCCESS);
+  CHECK(clReleaseContext(alone) == CL_SUCCESS);
+}
+
 // Two proxies (tests/cluster/with-two-proxies.sh): one context over a device of each, a buffer
 // filled on the first and read whole by a kernel on the second, so that every round moves it
 // proxy to proxy. One of the two is killed while the rounds run: the round in flight must end
 // with an error (not hang, not report success over stale data), and the other proxy must serve on.
 void kill_one_proxy_while_moving(bool sender) {
-  cl_platform_id platform = nullptr;
-  REQUIRE(clGetPlatformIDs(1, &platform, nullptr) == CL_SUCCESS);
-  cl_device_id devices[2]{};
-  REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 2, devices, nullptr) == CL_SUCCESS);
-  const std::vector<pid_t> pids = proxy_pids_in_device_order();
-  REQUIRE(pids.size() == 2);
+  const TwoProxies two;
+  const auto& devices = two.devices;
+  const auto& queues = two.queues;
+  cl_context context = two.context;
   cl_int status = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 2, devices, nullptr, nullptr, &status);
-  REQUIRE(status == CL_SUCCESS);
-  cl_command_queue queues[2]{};
-  for (int i = 0; i < 2; ++i) {
-    queues[i] = clCreateCommandQueueWithProperties(context, devices[i], nullptr, &status);
-    REQUIRE(status == CL_SUCCESS);
-  }
   const char* source =
       "__kernel void ends(__global const uint* data, ulong count, __global uint* out) {\n"
       "  out[0] = data[0]; out[1] = data[count - 1];\n"
@@ -254,7 +292,7 @@ void kill_one_proxy_while_moving(bool sender) {
   std::this_thread::sleep_for((third - first) / 4);
   const int victim = sender ? 0 : 1, survivor = 1 - victim;
   const auto killed_at = Clock::now();
-  REQUIRE(::kill(pids[victim], SIGKILL) == 0);
+  REQUIRE(::kill(two.pids[victim], SIGKILL) == 0);
   REQUIRE(mover.wait_for(15s) == std::future_status::ready);
   const Outcome outcome = mover.get();
   INFO("rounds before the kill: " << rounds << "; " << outcome.call << " returned " << outcome.status);
@@ -262,25 +300,44 @@ void kill_one_proxy_while_moving(bool sender) {
   CHECK(outcome.status != CL_SUCCESS);
   CHECK(outcome.at - killed_at < 10s);
 
-  // The other proxy serves on: a context of its device alone moves data and runs kernels.
-  cl_context alone = clCreateContext(nullptr, 1, &devices[survivor], nullptr, nullptr, &status);
-  REQUIRE(status == CL_SUCCESS);
-  cl_command_queue queue = clCreateCommandQueueWithProperties(alone, devices[survivor], nullptr, &status);
-  REQUIRE(status == CL_SUCCESS);
-  std::vector<cl_uint> values(1000);
-  std::iota(values.begin(), values.end(), 5u);
-  cl_mem buffer = clCreateBuffer(alone, CL_MEM_COPY_HOST_PTR, values.size() * sizeof(cl_uint), values.data(), &status);
-  REQUIRE(status == CL_SUCCESS);
-  std::vector<cl_uint> read(values.size());
-  CHECK(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, read.size() * sizeof(cl_uint), read.data(), 0, nullptr,
-                            nullptr) == CL_SUCCESS);
-  CHECK(read == values);
-  for (cl_mem mem : {buffer, data, out}) CHECK(clReleaseMemObject(mem) == CL_SUCCESS);
+  check_serves(devices[survivor]);
+  for (cl_mem mem : {data, out}) CHECK(clReleaseMemObject(mem) == CL_SUCCESS);
   CHECK(clReleaseKernel(kernel) == CL_SUCCESS);
   CHECK(clReleaseProgram(program) == CL_SUCCESS);
-  for (cl_command_queue q : {queue, queues[0], queues[1]}) CHECK(clReleaseCommandQueue(q) == CL_SUCCESS);
-  CHECK(clReleaseContext(alone) == CL_SUCCESS);
-  CHECK(clReleaseContext(context) == CL_SUCCESS);
+}
+
+// Two proxies: a marker on the second device's queue waits for one on the first's, itself held
+// by a user event, so that the second proxy waits for the first's event (proxy to proxy). The
+// first proxy is killed: the wait must end with an error, not hang, and the second serve on.
+void kill_proxy_of_awaited_event() {
+  const TwoProxies two;
+  const auto& devices = two.devices;
+  const auto& queues = two.queues;
+  cl_context context = two.context;
+  cl_int status = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(context, &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_event held = nullptr, waiting = nullptr;
+  REQUIRE(clEnqueueMarkerWithWaitList(queues[0], 1, &gate, &held) == CL_SUCCESS);
+  REQUIRE(clEnqueueMarkerWithWaitList(queues[1], 1, &held, &waiting) == CL_SUCCESS);
+  REQUIRE(clFlush(queues[1]) == CL_SUCCESS);
+  cl_int execution = CL_COMPLETE;
+  REQUIRE(clGetEventInfo(waiting, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof execution, &execution, nullptr) ==
+          CL_SUCCESS);
+  REQUIRE(execution > CL_COMPLETE);  // it waits
+
+  const auto killed_at = Clock::now();
+  REQUIRE(::kill(two.pids[0], SIGKILL) == 0);
+  auto waited = std::async(std::launch::async, [&] { return clWaitForEvents(1, &waiting); });
+  REQUIRE(waited.wait_for(15s) == std::future_status::ready);
+  CHECK(waited.get() == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  CHECK(Clock::now() - killed_at < 10s);
+  CHECK(clGetEventInfo(waiting, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof execution, &execution, nullptr) ==
+        CL_SUCCESS);
+  CHECK(execution < 0);
+
+  check_serves(devices[1]);
+  for (cl_event event : {gate, held, waiting}) CHECK(clReleaseEvent(event) == CL_SUCCESS);
 }
 
 }  // namespace
@@ -492,6 +549,11 @@ TEST_CASE("a proxy killed while it sends a buffer to another fails the move, and
 TEST_CASE("a proxy killed while another sends it a buffer fails the move, and the other serves on",
           "[fault][peer-death-receiver]") {
   kill_one_proxy_while_moving(false);
+}
+
+TEST_CASE("a proxy killed while another waits for its event fails the wait, and the other serves on",
+          "[fault][peer-death-event]") {
+  kill_proxy_of_awaited_event();
 }
 
 // The cluster of this test runs with session_max_memory_bytes = 1 MiB and
