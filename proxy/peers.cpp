@@ -463,10 +463,14 @@ class PeerSend : public std::enable_shared_from_this<PeerSend> {
 
 namespace {
 
+void check_ticket(const Bytes& ticket) {
+  if (ticket.size() != peer_ticket_bytes) throw ClError{CL_INVALID_VALUE};
+}
+
 // The native queue and buffer of a move, with its range checked.
 std::pair<cl_command_queue, cl_mem> move_target(Session& session, const Bytes& ticket, ObjectId queue, ObjectId mem,
                                                 uint64_t offset, uint64_t size) {
-  if (ticket.size() != peer_ticket_bytes) throw ClError{CL_INVALID_VALUE};
+  check_ticket(ticket);
   const auto native_queue = session.get<cl_command_queue>(queue);
   const auto native_mem = session.get<cl_mem>(mem);
   if (size == 0) throw ClError{CL_INVALID_VALUE};
@@ -607,17 +611,13 @@ PeerData::Reply execute(Call& call, const PeerData::Request& request) {
   return {};
 }
 
-
 ExpectPeerEvent::Reply execute(Call& call, const ExpectPeerEvent::Request& request) {
   Session& session = call.session;
-  if (request.ticket.size() != peer_ticket_bytes) throw ClError{CL_INVALID_VALUE};
-  session.check_fresh(request.event);
-  cl_int status = CL_SUCCESS;
-  const cl_event event = clCreateUserEvent(session.get<cl_context>(request.context), &status);
-  check(status);
-  session.add(request.event, ObjectKind::event, event);
-  session.hold_user_event(event);  // failed at the session's end if no status came
-  clRetainEvent(event);            // the ticket's own reference
+  check_ticket(request.ticket);
+  // As clCreateUserEvent: the session holds it, and fails it at its end if no status came.
+  execute(call, CreateUserEvent::Request{.id = request.event, .context = request.context});
+  const cl_event event = session.get<cl_event>(request.event);
+  clRetainEvent(event);  // the ticket's own reference
   session.server().peer_tickets().expect(
       request.ticket, std::make_shared<PeerArrival>(session.number(), nullptr, nullptr, 0, 0, event));
   return {};
@@ -625,7 +625,7 @@ ExpectPeerEvent::Reply execute(Call& call, const ExpectPeerEvent::Request& reque
 
 SignalPeer::Reply execute(Call& call, const SignalPeer::Request& request) {
   Session& session = call.session;
-  if (request.ticket.size() != peer_ticket_bytes) throw ClError{CL_INVALID_VALUE};
+  check_ticket(request.ticket);
   const cl_event event = session.get<cl_event>(request.event);
   const auto peer = session.server().peer_links().to(request.peer_node, request.peer_pid);
   peer->call<ClaimPeerTicket>({.ticket = request.ticket});
