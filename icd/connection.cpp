@@ -132,10 +132,10 @@ void Connection::connect() {
   cluster_.monitor().watch(std::move(*watchdog), [this] { lose("its watchdog connection closed"); });
   cl_int status = CL_SUCCESS;
   try {
-    auto pending = std::make_shared<PendingReply>();
-    send_request(Opcode::Hello, to_bytes(request), pending);
-    status = pending->arrived.wait() == OpStatus::done ? pending->header.status : peer_lost_status;
-    if (status == CL_SUCCESS) accept_hello_reply(pending->frame);
+    auto pending = std::make_shared<PendingReplyOf<Hello>>();
+    send_request<Hello>(request, pending);
+    pending->arrived.wait();
+    accept_hello_reply(decode_reply<Hello>(*pending));
   } catch (const ClError& error) {
     status = error.code;
   }
@@ -145,12 +145,8 @@ void Connection::connect() {
             transport::data_path_name(data_path_), ", chunks of ", chunk_bytes_, " bytes");
 }
 
-void Connection::accept_hello_reply(const Bytes& frame) {
-  Reader reader(frame);
-  FrameHeader header;
-  Hello::Reply reply;
-  if (!decode(reader, header) || !decode(reader, reply) || !reader.at_end() || reply.chunk_bytes == 0 ||
-      reply.data_path > static_cast<uint8_t>(transport::DataPath::memory))
+void Connection::accept_hello_reply(const Hello::Reply& reply) {
+  if (reply.chunk_bytes == 0 || reply.data_path > static_cast<uint8_t>(transport::DataPath::memory))
     throw ClError{CL_INVALID_OPERATION};
   session_ = reply.session;
   data_path_ = static_cast<transport::DataPath>(reply.data_path);
@@ -158,30 +154,36 @@ void Connection::accept_hello_reply(const Bytes& frame) {
   max_message_bytes_ = reply.max_message_bytes;
 }
 
-uint64_t Connection::send_request(Opcode opcode, const Bytes& body, const std::shared_ptr<PendingReply>& pending,
-                                  std::span<const std::byte> bulk) {
-  const uint64_t sequence = next_sequence_++;
-  Bytes frame = to_bytes(FrameHeader{.opcode = opcode, .kind = FrameKind::request, .sequence = sequence});
-  frame.insert(frame.end(), body.begin(), body.end());
+Bytes Connection::request_frame(Opcode opcode, uint64_t sequence,
+                                const std::function<void(Writer&)>& encode_request) const {
+  Bytes frame;
+  Writer writer(frame);
+  encode(writer, FrameHeader{.opcode = opcode, .kind = FrameKind::request, .sequence = sequence});
+  encode_request(writer);
   // The proxy would drop it unanswered (its max_message_bytes): the call fails here instead.
   if (frame.size() > max_message_bytes_) {
     log::warn("a request of ", frame.size(), " bytes (opcode ", static_cast<unsigned>(opcode), ") is over proxy ",
               record_.node, "'s max_message_bytes (", max_message_bytes_, ")");
     throw ClError{CL_OUT_OF_RESOURCES};
   }
-  if (pending) {
-    std::lock_guard lock(pending_mutex_);
-    if (lost_) throw ClError{peer_lost_status};
-    pending_.emplace(sequence, pending);
-    if (link_) link_->expect(1);
-  }
-  if (in_process_) {
-    in_process_->run(frame, bulk);  // the reply, if any, has come back through on_frame
-  } else {
-    engine_.send(link_, transport::control_tag, std::move(frame));
-  }
-  requests_sent_.fetch_add(1, std::memory_order_relaxed);
-  return sequence;
+  return frame;
+}
+
+void Connection::expect_reply(uint64_t sequence, const std::shared_ptr<PendingReply>& pending) {
+  std::lock_guard lock(pending_mutex_);
+  if (lost_) throw ClError{peer_lost_status};
+  pending_.emplace(sequence, pending);
+  if (link_) link_->expect(1);
+}
+
+std::shared_ptr<Connection::PendingReply> Connection::take_pending(uint64_t sequence) {
+  std::lock_guard lock(pending_mutex_);
+  const auto it = pending_.find(sequence);
+  if (it == pending_.end()) return nullptr;
+  auto pending = std::move(it->second);
+  pending_.erase(it);
+  if (link_) link_->expect(-1);
+  return pending;
 }
 
 // Engine thread: a reply arrived.
@@ -192,17 +194,24 @@ void Connection::on_control(Bytes&& frame) {
     log::warn("dropped a malformed frame from proxy ", record_.node);
     return;
   }
-  std::shared_ptr<PendingReply> pending;
-  {
-    std::lock_guard lock(pending_mutex_);
-    const auto it = pending_.find(header.sequence);
-    if (it == pending_.end()) return;
-    pending = std::move(it->second);
-    pending_.erase(it);
-    if (link_) link_->expect(-1);
-  }
+  const auto pending = take_pending(header.sequence);
+  if (!pending) return;
   pending->header = header;
   pending->frame = std::move(frame);
+  pending->arrived.complete(OpStatus::done);
+  if (pending->on_arrival) pending->on_arrival(*pending);
+}
+
+// In-process: a reply handed over, in the thread that ran the request or a native callback's.
+void Connection::on_reply(Opcode opcode, uint64_t sequence, cl_int status, const void* reply) {
+  const auto pending = take_pending(sequence);
+  if (!pending) return;
+  if (status == CL_SUCCESS && !pending->take(opcode, reply)) {
+    log::error("in-process reply of opcode ", static_cast<unsigned>(opcode), " to another message's request");
+    status = CL_OUT_OF_RESOURCES;
+  }
+  pending->header = FrameHeader{.opcode = opcode, .kind = FrameKind::reply, .sequence = sequence, .status = status};
+  pending->in_memory = true;
   pending->arrived.complete(OpStatus::done);
   if (pending->on_arrival) pending->on_arrival(*pending);
 }
@@ -254,8 +263,8 @@ void Connection::shutdown() {
   }
   leaving_ = true;  // the proxy closes the watchdog connection after Goodbye: no news then
   try {
-    auto pending = std::make_shared<PendingReply>();
-    send_request(Opcode::Goodbye, to_bytes(Goodbye::Request{}), pending);
+    auto pending = std::make_shared<PendingReplyOf<Goodbye>>();
+    send_request<Goodbye>(Goodbye::Request{}, pending);
     pending->arrived.wait_for(std::chrono::seconds(1));
   } catch (const ClError&) {
   }

@@ -103,23 +103,44 @@ class Connection final : transport::InProcessClient {
 
  private:
   struct PendingReply {
+    virtual ~PendingReply() = default;
+    // In-process: keeps a copy of the reply handed over, if it is this message's Reply.
+    virtual bool take(protocol::Opcode opcode, const void* reply) = 0;
     transport::Completion arrived;
     protocol::FrameHeader header;
-    protocol::Bytes frame;
+    protocol::Bytes frame;  // over MPI
+    bool in_memory = false;  // in-process: the reply is the one taken
     std::function<void(PendingReply&)> on_arrival;  // call_later's; also when the proxy is lost
   };
-  // The reply of an arrived PendingReply; ClError with its status (or peer_lost_status).
+  template <class M>
+  struct PendingReplyOf final : PendingReply {
+    bool take(protocol::Opcode opcode, const void* taken) override {
+      if (opcode != M::opcode) return false;
+      reply = *static_cast<const typename M::Reply*>(taken);
+      return true;
+    }
+    typename M::Reply reply;
+  };
+  // The reply of an arrived PendingReplyOf<M>; ClError with its status (or peer_lost_status).
   template <class M>
   static typename M::Reply decode_reply(const PendingReply& pending);
 
   void connect();
   protocol::Hello::Request hello(const transport::WatchdogConnection& watchdog) const;
-  void accept_hello_reply(const protocol::Bytes& frame);
-  // `bulk` goes with the request in-process; over MPI call() sends it after.
-  uint64_t send_request(protocol::Opcode opcode, const protocol::Bytes& body,
-                        const std::shared_ptr<PendingReply>& pending, std::span<const std::byte> bulk = {});
+  void accept_hello_reply(const protocol::Hello::Reply& reply);
+  // Runs the request in-process, with `bulk`, or sends it to the proxy (call() sends `bulk` after).
+  template <class M>
+  uint64_t send_request(const typename M::Request& request, const std::shared_ptr<PendingReply>& pending,
+                        std::span<const std::byte> bulk = {});
+  // The request's frame for the proxy; ClError when it is over the proxy's size limit.
+  protocol::Bytes request_frame(protocol::Opcode opcode, uint64_t sequence,
+                                const std::function<void(protocol::Writer&)>& encode_request) const;
+  // Where `pending` waits for request `sequence`'s reply.
+  void expect_reply(uint64_t sequence, const std::shared_ptr<PendingReply>& pending);
+  // The pending reply of request `sequence`, taken away; null if none.
+  std::shared_ptr<PendingReply> take_pending(uint64_t sequence);
   void on_control(protocol::Bytes&& frame);
-  void on_frame(protocol::Bytes&& frame) override { on_control(std::move(frame)); }
+  void on_reply(protocol::Opcode opcode, uint64_t sequence, cl_int status, const void* reply) override;
   void on_status(uint64_t sequence, cl_int status) override;
   std::shared_ptr<Incoming> take_status(uint64_t sequence);
   void lose(const char* why, log::Level level = log::Level::warn);
@@ -153,8 +174,8 @@ typename M::Reply Connection::call(const typename M::Request& request, std::span
   static_assert(M::has_reply);
   if (!connected_) ensure_connected();
   if (lost_) throw ClError{peer_lost_status};
-  auto pending = std::make_shared<PendingReply>();
-  const uint64_t number = send_request(M::opcode, protocol::to_bytes(request), pending, in_process_ ? bulk : std::span<const std::byte>{});
+  auto pending = std::make_shared<PendingReplyOf<M>>();
+  const uint64_t number = send_request<M>(request, pending, in_process_ ? bulk : std::span<const std::byte>{});
   if (sequence) *sequence = number;
   if (!bulk.empty() && !in_process_) {
     auto sent = transport::Transfer::send(engine_, link_, transport::data_tag(number), bulk.data(), bulk.size(),
@@ -169,6 +190,7 @@ template <class M>
 typename M::Reply Connection::decode_reply(const PendingReply& pending) {
   if (pending.arrived.status() != transport::OpStatus::done) throw ClError{peer_lost_status};
   if (pending.header.status != CL_SUCCESS) throw ClError{pending.header.status};
+  if (pending.in_memory) return static_cast<const PendingReplyOf<M>&>(pending).reply;
   typename M::Reply reply;
   protocol::Reader reader(pending.frame);
   protocol::FrameHeader header;
@@ -184,7 +206,7 @@ void Connection::call_later(const typename M::Request& request,
   static_assert(M::has_reply);
   if (!connected_) ensure_connected();
   if (lost_) throw ClError{peer_lost_status};
-  auto pending = std::make_shared<PendingReply>();
+  auto pending = std::make_shared<PendingReplyOf<M>>();
   pending->on_arrival = [done = std::move(done)](PendingReply& arrived) {
     try {
       done(CL_SUCCESS, decode_reply<M>(arrived));
@@ -192,8 +214,7 @@ void Connection::call_later(const typename M::Request& request,
       done(error.code, {});
     }
   };
-  const uint64_t number =
-      send_request(M::opcode, protocol::to_bytes(request), pending, in_process_ ? bulk : std::span<const std::byte>{});
+  const uint64_t number = send_request<M>(request, pending, in_process_ ? bulk : std::span<const std::byte>{});
   if (!bulk.empty() && !in_process_)  // its failure is the proxy's loss, which `done` hears of
     transport::Transfer::send(engine_, link_, transport::data_tag(number), bulk.data(), bulk.size(), chunk_bytes_);
 }
@@ -202,7 +223,24 @@ template <class M>
 void Connection::post(const typename M::Request& request) {
   static_assert(!M::has_reply);
   if (!connected_ || lost_) return;
-  send_request(M::opcode, protocol::to_bytes(request), nullptr);
+  send_request<M>(request, nullptr);
+}
+
+template <class M>
+uint64_t Connection::send_request(const typename M::Request& request, const std::shared_ptr<PendingReply>& pending,
+                                  std::span<const std::byte> bulk) {
+  const uint64_t sequence = next_sequence_++;
+  if (in_process_) {
+    if (pending) expect_reply(sequence, pending);
+    in_process_->run(M::opcode, sequence, &request, bulk);  // the reply, if any, has come through on_reply
+  } else {
+    protocol::Bytes frame =
+        request_frame(M::opcode, sequence, [&](protocol::Writer& writer) { protocol::encode(writer, request); });
+    if (pending) expect_reply(sequence, pending);
+    engine_.send(link_, transport::control_tag, std::move(frame));
+  }
+  requests_sent_.fetch_add(1, std::memory_order_relaxed);
+  return sequence;
 }
 
 }  // namespace hivecl::icd

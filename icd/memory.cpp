@@ -191,7 +191,7 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
   command.connection()->call<ReadBuffer>({.queue = command.queue()->id, .mem = id, .offset = offset,
                                           .size = size, .tail = command.tail(),
                                           .host_address = shared.segment ? 0 : host_address(command.connection(), pointer),
-                                          .shared = shared},
+                                          .shared = shared, .blocking = blocking},
                                          {}, &sequence);
   auto incoming = command.connection()->receive(sequence, pointer, size);
   command.queue()->add_pending({incoming, command.position(), HostRange::of(pointer, size)});
@@ -221,7 +221,8 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
   const std::span<const std::byte> bulk(static_cast<const std::byte*>(pointer), address || shared.segment ? 0 : size);
   const ObjectId id = use_mem(mem, command, Access::writes, offset, size);
   WriteBuffer::Request request{.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
-                               .tail = command.tail(), .host_address = address, .shared = shared};
+                               .tail = command.tail(), .host_address = address, .shared = shared,
+                               .blocking = blocking};
   if (!blocking && memory == HostMemory::application && !connection->in_process()) {
     request.detached = true;
     connection->call_later<WriteBuffer>(request, [](cl_int status, const WriteBuffer::Reply&) {

@@ -89,12 +89,12 @@ void move_range(_cl_mem* root, size_t from, size_t to, size_t begin, size_t end)
     const size_t size = std::min(move_piece, end - offset);
     uint64_t sequence = 0;
     source->call<ReadBuffer>({.queue = source_queue, .mem = source_id, .offset = offset, .size = size,
-                              .host_address = host_address(source, piece.get())},
+                              .host_address = host_address(source, piece.get()), .blocking = true},
                              {}, &sequence);
     check(source->receive(sequence, piece.get(), size)->wait());
     const uint64_t address = host_address(target, piece.get());
     target->call<WriteBuffer>({.queue = target_queue, .mem = target_id, .offset = offset, .size = size,
-                               .host_address = address},
+                               .host_address = address, .blocking = target->in_process()},
                               {piece.get(), address ? 0 : size}, &sequence);
     if (target->in_process()) check(target->receive(sequence, nullptr, 0)->wait());
   }

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "protocol/codec.hpp"
+#include "protocol/messages.hpp"
 #include "transport/engine.hpp"
 
 namespace hivecl::proxy {
@@ -30,6 +31,9 @@ class ClientLink {
   virtual void listen(std::function<void(protocol::Bytes&&)> on_frame) = 0;
   // Any thread; harmless once the client is gone.
   virtual void send_frame(protocol::Bytes&& frame) = 0;
+  // Hands request `sequence`'s reply over in memory where the client shares this process
+  // (`reply`: message `opcode`'s Reply, or null with an error status); false: encode it.
+  virtual bool hand_reply(protocol::Opcode, uint64_t, cl_int, const void*) { return false; }
   // Sends one chunk of request `sequence`'s data; `sent` runs when `data` may be reused.
   virtual void send_chunk(uint64_t sequence, const std::byte* data, size_t size, std::function<void()> sent) = 0;
   // Sends the status that follows request `sequence`'s data.

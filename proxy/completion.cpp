@@ -74,8 +74,7 @@ void serve_queue(cl_command_queue queue, std::shared_ptr<QueueWaiter> waiter) {
     QueueWaiter::Pending next = std::move(waiter->pending.front());
     waiter->pending.pop_front();
     lock.unlock();
-    const cl_int waited = clWaitForEvents(1, &next.event);
-    next.action(waited == CL_SUCCESS ? CL_COMPLETE : reached_status(next.event, waited));
+    wait_then(next.event, next.action);
     clReleaseEvent(next.event);
   }
 }
@@ -112,6 +111,11 @@ bool already_ended(cl_event event, cl_int& status) {
 }
 
 }  // namespace
+
+void wait_then(cl_event event, const Action& action) {
+  const cl_int waited = clWaitForEvents(1, &event);
+  action(waited == CL_SUCCESS ? CL_COMPLETE : reached_status(event, waited));
+}
 
 void when_status(cl_event event, cl_int status, Action action) {
   if (cl_int reached = CL_QUEUED; status == CL_COMPLETE && already_ended(event, reached)) return action(reached);

@@ -72,7 +72,7 @@ void execute(Call& call, const WaitForEvents::Request& request, Replier later) {
   auto progress = std::make_shared<Progress>();
   progress->remaining = events.size();
   for (cl_event event : events) {
-    when_complete(event, [progress, later](cl_int status) {
+    when_complete(call, event, [progress, later](cl_int status) {
       if (status < 0) progress->failed = true;
       if (progress->remaining.fetch_sub(1) == 1)
         later.reply<WaitForEvents>(progress->failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS);

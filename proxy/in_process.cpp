@@ -24,8 +24,8 @@ namespace {
 using transport::Completion;
 using transport::OpStatus;
 
-// Answers go straight to the client; the data a request carries is the caller's own memory,
-// read in order by the request that runs.
+// Replies go straight to the client, unencoded; the data a request carries is the caller's own
+// memory, read in order by the request that runs.
 class InProcessLink final : public ClientLink {
  public:
   explicit InProcessLink(transport::InProcessClient& client) : client_(client) {}
@@ -35,7 +35,12 @@ class InProcessLink final : public ClientLink {
     taken_ = 0;
   }
   void listen(std::function<void(protocol::Bytes&&)>) override {}  // requests come through run()
-  void send_frame(protocol::Bytes&& frame) override { client_.on_frame(std::move(frame)); }
+  bool hand_reply(protocol::Opcode opcode, uint64_t sequence, cl_int status, const void* reply) override {
+    client_.on_reply(opcode, sequence, status, reply);
+    return true;
+  }
+  // Every reply is handed over (hand_reply): nothing is encoded in-process.
+  void send_frame(protocol::Bytes&&) override { log::error("in-process session: a frame to send"); }
   // Reads never come in chunks here: the executors read into the application's memory.
   void send_chunk(uint64_t, const std::byte*, size_t, std::function<void()> sent) override {
     log::error("in-process session: a read came in chunks");
@@ -96,13 +101,18 @@ class LocalBackend final : public transport::InProcessBackend {
     session_->set_data_path(std::make_unique<InProcessDataPath>());
   }
 
-  // One request at a time, as a proxy's session worker runs them.
-  void run(const protocol::Bytes& frame, std::span<const std::byte> bulk) override {
-    std::lock_guard lock(mutex_);
-    if (!session_) return;
-    link_->offer(bulk);
-    session_->run(frame);
-    link_->offer({});
+  // One request at a time, as a proxy's session worker runs them; then the caller waits for
+  // what the request left it (its reply or status comes from that wait).
+  void run(protocol::Opcode opcode, uint64_t sequence, const void* request, std::span<const std::byte> bulk) override {
+    std::vector<CallerWait> waits;
+    {
+      std::lock_guard lock(mutex_);
+      if (!session_) return;
+      link_->offer(bulk);
+      session_->run(opcode, sequence, request, waits);
+      link_->offer({});
+    }
+    for (const CallerWait& wait : waits) wait();
   }
 
  private:

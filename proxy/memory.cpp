@@ -114,7 +114,12 @@ void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem
   check(native(enqueue.queue, mem, CL_FALSE, request.offset, request.size, host, enqueue.wait_count(),
                enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
-  when_complete(event, [status_to, segment](cl_int status) { status_to.send_status(status); });
+  auto send_status = [status_to, segment](cl_int status) { status_to.send_status(status); };
+  if (request.blocking) {
+    when_complete(call, event, std::move(send_status));
+  } else {
+    when_complete(event, std::move(send_status));
+  }
   keep_event(call, request.tail.event, event);
 }
 

@@ -34,13 +34,24 @@ Flush::Reply execute(Call& call, const Flush::Request& request) {
 }
 
 // A marker waits for everything enqueued before it; its completion answers clFinish
-// without holding up this session's other requests.
+// without holding up this session's other requests. In-process the application's thread
+// finishes the queue itself, as natively (a native clFinish of an empty queue returns at
+// once, where a marker takes a trip through the runtime's scheduler).
 void execute(Call& call, const Finish::Request& request, Replier later) {
   const cl_command_queue queue = call.session.get<cl_command_queue>(request.queue);
+  if (call.caller_waits) {
+    check(clRetainCommandQueue(queue));
+    call.caller_waits->push_back([queue, later] {
+      const cl_int status = clFinish(queue);
+      clReleaseCommandQueue(queue);
+      later.reply<Finish>(status);
+    });
+    return;
+  }
   cl_event marker = nullptr;
   check(clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker));
   check(clFlush(queue));
-  when_complete(marker, [later](cl_int) { later.reply<Finish>(CL_SUCCESS); });
+  when_complete(call, marker, [later](cl_int) { later.reply<Finish>(CL_SUCCESS); });
   clReleaseEvent(marker);
 }
 

@@ -219,14 +219,9 @@ void Session::work() {
 namespace {
 
 template <class M>
-void run_message(Session& session, const FrameHeader& header, Reader& reader) {
-  typename M::Request request;
-  const Replier replier = session.replier(header.sequence);
-  if (!decode(reader, request) || !reader.at_end()) {
-    log::warn("malformed ", M::message_name, " request");
-    if constexpr (M::has_reply) replier.reply<M>(CL_INVALID_VALUE);
-    return;
-  }
+void run_request(Session& session, uint64_t sequence, const typename M::Request& request,
+                 std::vector<CallerWait>* caller_waits = nullptr) {
+  const Replier replier = session.replier(sequence);
   if constexpr (M::bulk == Bulk::to_proxy) {
     // No valid request carries more than one buffer's worth: a larger announcement would
     // keep this session draining data that no client sends.
@@ -243,9 +238,9 @@ void run_message(Session& session, const FrameHeader& header, Reader& reader) {
     session.end();
     return;
   }
-  log::trace(M::message_name, " #", header.sequence);
+  log::trace(M::message_name, " #", sequence);
   session.count_call();
-  Call call{session, header.sequence};
+  Call call{.session = session, .sequence = sequence, .caller_waits = caller_waits};
   cl_int status = CL_SUCCESS;
   try {
     if constexpr (replies_later<M>) {
@@ -262,8 +257,19 @@ void run_message(Session& session, const FrameHeader& header, Reader& reader) {
     status = CL_OUT_OF_HOST_MEMORY;
   }
   if constexpr (M::bulk == Bulk::to_proxy)
-    if (!call.bulk_consumed) session.drain_bulk(header.sequence, request.bulk_bytes());
+    if (!call.bulk_consumed) session.drain_bulk(sequence, request.bulk_bytes());
   if constexpr (M::has_reply) replier.reply<M>(status);
+}
+
+template <class M>
+void run_message(Session& session, const FrameHeader& header, Reader& reader) {
+  typename M::Request request;
+  if (!decode(reader, request) || !reader.at_end()) {
+    log::warn("malformed ", M::message_name, " request");
+    if constexpr (M::has_reply) session.replier(header.sequence).reply<M>(CL_INVALID_VALUE);
+    return;
+  }
+  run_request<M>(session, header.sequence, request);
 }
 
 }  // namespace
@@ -282,6 +288,13 @@ void Session::handle(const Bytes& frame) {
                       .status = CL_INVALID_OPERATION};
     link_->send_frame(to_bytes(reply));
   }
+}
+
+void Session::run(Opcode opcode, uint64_t sequence, const void* request, std::vector<CallerWait>& waits) {
+  const bool known = visit_opcode(opcode, [&]<class M>() {
+    run_request<M>(*this, sequence, *static_cast<const typename M::Request*>(request), &waits);
+  });
+  if (!known) log::error("in-process request of unknown opcode ", static_cast<unsigned>(opcode));
 }
 
 std::shared_ptr<AttachedSegment> Session::shared_segment(const SharedRange& range) {

@@ -32,6 +32,10 @@ namespace hivecl::proxy {
 class Server;
 
 // Sends frames to one client from any thread; harmless once the client is gone.
+// What an in-process caller's thread waits for itself once its request has run
+// (executors.hpp, Call::caller_waits), then the reply or status that follows.
+using CallerWait = std::function<void()>;
+
 class Replier {
  public:
   Replier(ClientLinkPtr link, uint64_t sequence, std::shared_ptr<SessionStatistics> statistics)
@@ -39,6 +43,7 @@ class Replier {
 
   template <class M>
   void reply(cl_int status, const typename M::Reply& reply = {}) const {
+    if (link_->hand_reply(M::opcode, sequence_, status, status == CL_SUCCESS ? &reply : nullptr)) return;
     protocol::FrameHeader header{.opcode = M::opcode, .kind = protocol::FrameKind::reply, .sequence = sequence_,
                                  .status = status};
     protocol::Bytes frame;
@@ -67,8 +72,9 @@ class Session {
   uint32_t number() const { return number_; }
   void start();
   // The in-process transport (in_process.cpp) runs requests in its callers' threads, one
-  // at a time, instead of start()'s worker.
-  void run(const protocol::Bytes& frame) { handle(frame); }
+  // at a time, instead of start()'s worker, and without encoding: `request` is message
+  // `opcode`'s Request. The caller then waits for `waits` itself.
+  void run(protocol::Opcode opcode, uint64_t sequence, const void* request, std::vector<CallerWait>& waits);
   // Engine thread: a control frame arrived.
   void deliver(protocol::Bytes&& frame);
   // The client is gone (watchdog) or the proxy shuts down: stop and release everything.

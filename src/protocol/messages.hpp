@@ -16,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 12;
+inline constexpr uint32_t protocol_version = 13;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -230,7 +230,8 @@ struct ReadBuffer {
     EnqueueTail tail;
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
     SharedRange shared;         // or, on that path, memory the proxy maps too
-    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared)
+    bool blocking = false;      // the client waits for the read's end right away
+    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared, blocking)
     uint64_t bulk_bytes() const { return host_address || shared.segment ? 0 : size; }
   };
   using Reply = Empty;
@@ -248,7 +249,8 @@ struct WriteBuffer {
     SharedRange shared;         // or, on that path, memory the proxy maps too
     // A non-blocking write the client did not wait for: its event reports a failure.
     bool detached = false;
-    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared, detached)
+    bool blocking = false;  // the client waits for the write's end right away
+    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared, detached, blocking)
     uint64_t bulk_bytes() const { return host_address || shared.segment ? 0 : size; }
   };
   using Reply = Empty;

@@ -1,7 +1,8 @@
 // The in-process transport: libhivecl serves the devices of its own node with the proxy's
 // session, handle table and executors loaded into the application (libhivecl-local.so, built
 // from proxy/in_process.cpp and the proxy library), without MPI. Requests and replies are the
-// message table's frames, encoded in memory, and a request runs in the calling thread; bulk
+// message table's structures, passed in memory without encoding (both sides are built from the
+// same table), and a request runs in the calling thread through the proxy's dispatcher; bulk
 // data is not copied: the executors hand the application's own pointers to the native runtime.
 // The executors live in a library of their own because their cl* calls must reach the native
 // runtime, never libhivecl's own cl* entry points (which it binds to itself, -Bsymbolic).
@@ -22,8 +23,10 @@ namespace hivecl::transport {
 // Where the in-process session's answers go (libhivecl's connection).
 class InProcessClient {
  public:
-  // A reply frame: in the calling thread, or later in a native callback thread.
-  virtual void on_frame(protocol::Bytes&& frame) = 0;
+  // The reply to request `sequence` of message `opcode`: in the calling thread, or later in a
+  // native callback thread. `reply` is that message's Reply (when `status` is CL_SUCCESS,
+  // else null), valid during the call only.
+  virtual void on_reply(protocol::Opcode opcode, uint64_t sequence, cl_int status, const void* reply) = 0;
   // The status that ends request `sequence`'s data (reads, and in-process writes).
   virtual void on_status(uint64_t sequence, cl_int status) = 0;
 
@@ -38,11 +41,13 @@ class InProcessBackend {
   virtual const std::vector<protocol::DeviceRecord>& devices() const = 0;
   // Opens the process's one session; its answers go to `client`.
   virtual void open(InProcessClient& client) = 0;
-  // Runs one request frame in the calling thread; `bulk` is the data the request carries.
+  // Runs request `sequence` in the calling thread: `request` is message `opcode`'s Request,
+  // `bulk` the data it carries.
   // The session is never torn down: it ends with the process, whose native objects end with
   // it as in a native program (releasing them from an exit handler would run after the native
   // runtime's own static destructors: PoCL asserts then).
-  virtual void run(const protocol::Bytes& frame, std::span<const std::byte> bulk) = 0;
+  virtual void run(protocol::Opcode opcode, uint64_t sequence, const void* request,
+                   std::span<const std::byte> bulk) = 0;
 };
 
 // libhivecl-local.so's one exported function: the backend for the devices of the vendor
