@@ -53,19 +53,19 @@ void PeerArrival::land(cl_int status) {
 
 void PeerTickets::expect(const Bytes& ticket, std::shared_ptr<PeerArrival> arrival) {
   std::lock_guard lock(mutex_);
-  if (!tickets_.emplace(ticket, std::move(arrival)).second) throw ClError{CL_INVALID_VALUE};
+  if (!tickets_.emplace(key(ticket), std::move(arrival)).second) throw ClError{CL_INVALID_VALUE};
 }
 
 void PeerTickets::claim(const Bytes& ticket, uint32_t sender) {
   std::lock_guard lock(mutex_);
-  const auto it = tickets_.find(ticket);
+  const auto it = tickets_.find(key(ticket));
   if (it == tickets_.end() || it->second->claimed_by != 0) throw ClError{CL_INVALID_VALUE};
   it->second->claimed_by = sender;
 }
 
 std::shared_ptr<PeerArrival> PeerTickets::take(const Bytes& ticket, uint32_t sender) {
   std::lock_guard lock(mutex_);
-  const auto it = tickets_.find(ticket);
+  const auto it = tickets_.find(key(ticket));
   if (it == tickets_.end() || it->second->claimed_by != sender) throw ClError{CL_INVALID_VALUE};
   auto arrival = std::move(it->second);
   tickets_.erase(it);
@@ -76,7 +76,7 @@ void PeerTickets::cancel(const Bytes& ticket, uint32_t owner, cl_int status) {
   std::shared_ptr<PeerArrival> arrival;
   {
     std::lock_guard lock(mutex_);
-    const auto it = tickets_.find(ticket);
+    const auto it = tickets_.find(key(ticket));
     if (it == tickets_.end() || it->second->owner != owner) return;
     arrival = std::move(it->second);
     tickets_.erase(it);
