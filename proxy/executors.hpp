@@ -29,7 +29,7 @@ struct Call {
 inline void when_complete(Call& call, cl_event event, std::function<void(cl_int status)> action) {
   if (!call.caller_waits) return when_complete(event, std::move(action));
   clRetainEvent(event);
-  call.caller_waits->push_back([event, action = std::move(action)] {
+  call.caller_waits->push_back([event, action = std::move(action)](std::mutex&) {
     wait_then(event, action);
     clReleaseEvent(event);
   });

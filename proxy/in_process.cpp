@@ -112,7 +112,7 @@ class LocalBackend final : public transport::InProcessBackend {
       session_->run(opcode, sequence, request, waits);
       link_->offer({});
     }
-    for (const CallerWait& wait : waits) wait();
+    for (const CallerWait& wait : waits) wait(mutex_);
   }
 
  private:

@@ -41,7 +41,7 @@ void execute(Call& call, const Finish::Request& request, Replier later) {
   const cl_command_queue queue = call.session.get<cl_command_queue>(request.queue);
   if (call.caller_waits) {
     check(clRetainCommandQueue(queue));
-    call.caller_waits->push_back([queue, later] {
+    call.caller_waits->push_back([queue, later](std::mutex&) {
       const cl_int status = clFinish(queue);
       clReleaseCommandQueue(queue);
       later.reply<Finish>(status);

@@ -32,9 +32,10 @@ namespace hivecl::proxy {
 class Server;
 
 // Sends frames to one client from any thread; harmless once the client is gone.
-// What an in-process caller's thread waits for itself once its request has run
-// (executors.hpp, Call::caller_waits), then the reply or status that follows.
-using CallerWait = std::function<void()>;
+// What an in-process caller's thread waits for itself once its request has run and the
+// session's lock is free (executors.hpp, Call::caller_waits), then the reply or status that
+// follows; it takes `session_lock` again to touch the session.
+using CallerWait = std::function<void(std::mutex& session_lock)>;
 
 class Replier {
  public:
