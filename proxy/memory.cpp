@@ -100,19 +100,20 @@ std::pair<std::shared_ptr<AttachedSegment>, std::byte*> segment_memory(Call& cal
   return {std::move(segment), memory};
 }
 
-// A blocking transfer in-process: the application's thread makes the native blocking call
-// itself once the session's lock is free (NVIDIA serves a small blocking read several times
-// faster than a non-blocking one and a wait: docs/FINDINGS.md), then registers its event
-// under the lock; a failure of the call is the transfer's status.
+// A blocking transfer in-process from the application's ordinary memory: the application's
+// thread makes the native blocking call itself once the session's lock is free (NVIDIA serves
+// a small blocking read several times faster than a non-blocking one and a wait; from a shared
+// segment's page-locked mapping the blocking call was the slower: docs/FINDINGS.md), then
+// registers its event under the lock; a failure of the call is the transfer's status.
 template <class Native, class Request>
 void block_in_caller(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, const Request& request,
-                     void* host, std::shared_ptr<AttachedSegment> segment, const Replier& status_to) {
+                     void* host, const Replier& status_to) {
   clRetainCommandQueue(enqueue.queue);
   clRetainMemObject(mem);
   for (cl_event wait : enqueue.waits) clRetainEvent(wait);
   call.caller_waits->push_back([&session = call.session, sequence = call.sequence, native, enqueue, mem,
                                 queue_id = request.queue, event_id = request.tail.event, offset = request.offset,
-                                size = request.size, host, segment, status_to](std::mutex& session_lock) {
+                                size = request.size, host, status_to](std::mutex& session_lock) {
     cl_event event = nullptr;
     const cl_int status = native(enqueue.queue, mem, CL_TRUE, offset, size, host, enqueue.wait_count(),
                                  enqueue.wait_list(), event_wanted(event_id, event));
@@ -142,13 +143,18 @@ void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem
   std::shared_ptr<AttachedSegment> segment;
   void* host = reinterpret_cast<void*>(request.host_address);
   if (request.shared.segment) std::tie(segment, host) = segment_memory(call, enqueue, request.shared, request.size);
-  if (request.blocking && call.caller_waits)
-    return block_in_caller(call, native, enqueue, mem, request, host, std::move(segment), status_to);
+  if (request.blocking && call.caller_waits && !segment)
+    return block_in_caller(call, native, enqueue, mem, request, host, status_to);
   cl_event event = nullptr;
   check(native(enqueue.queue, mem, CL_FALSE, request.offset, request.size, host, enqueue.wait_count(),
                enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
-  when_complete(event, [status_to, segment](cl_int status) { status_to.send_status(status); });
+  auto send_status = [status_to, segment](cl_int status) { status_to.send_status(status); };
+  if (request.blocking) {
+    when_complete(call, event, std::move(send_status));
+  } else {
+    when_complete(event, std::move(send_status));
+  }
   keep_event(call, request.tail.event, event);
 }
 
