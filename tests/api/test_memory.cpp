@@ -277,6 +277,37 @@ DIFFERENTIAL_TEST(gated_large_write, "A large write waiting for a user event com
   clReleaseEvent(gate);
 }
 
+// In-process the blocking read is the native call made after the session's lock is released:
+// the thread that sets the gate must still get through.
+DIFFERENTIAL_TEST(gated_blocking_read, "A blocking read waiting for a user event returns once another thread sets it",
+                  "[memory]") {
+  const Setup setup = make_setup(probe);
+  constexpr size_t size = 4096;
+  Bytes data = sample(size, 11);
+  const Buffer buffer = make_buffer(setup.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, size, data.data());
+  cl_int status = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(setup.context, &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_int opened = CL_INVALID_VALUE;
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    opened = clSetUserEventStatus(gate, CL_COMPLETE);
+  });
+  Bytes back(size);
+  cl_event read = nullptr;
+  probe.status("gated blocking read",
+               clEnqueueReadBuffer(setup.queue, buffer, CL_TRUE, 0, size, back.data(), 1, &gate, &read));
+  opener.join();
+  probe.status("open the gate from another thread", opened);
+  cl_int read_status = CL_QUEUED;
+  probe.status("read's event", clGetEventInfo(read, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof read_status,
+                                              &read_status, nullptr));
+  probe.value("read's status", read_status);
+  record_data(probe, "read back", back, data);
+  clReleaseEvent(read);
+  clReleaseEvent(gate);
+}
+
 DIFFERENTIAL_TEST(write_read, "clEnqueueWriteBuffer and clEnqueueReadBuffer move data, blocking or not", "[memory]") {
   const Setup setup = make_setup(probe);
   constexpr size_t size = 1024;
