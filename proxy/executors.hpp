@@ -23,7 +23,7 @@ struct Call {
 };
 
 // Runs `action` once `event` has completed, as when_complete does, for a request whose
-// caller waits for that right away (clFinish, a blocking transfer): in-process the
+// caller waits for that right away (clWaitForEvents, a blocking transfer): in-process the
 // application's own thread waits, after the request, sparing the hop through a completion
 // thread (tens of microseconds per blocking call).
 inline void when_complete(Call& call, cl_event event, std::function<void(cl_int status)> action) {

@@ -51,7 +51,7 @@ void execute(Call& call, const Finish::Request& request, Replier later) {
   cl_event marker = nullptr;
   check(clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker));
   check(clFlush(queue));
-  when_complete(call, marker, [later](cl_int) { later.reply<Finish>(CL_SUCCESS); });
+  when_complete(marker, [later](cl_int) { later.reply<Finish>(CL_SUCCESS); });
   clReleaseEvent(marker);
 }
 
