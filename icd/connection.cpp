@@ -82,7 +82,22 @@ const std::array<std::byte, 16>& memory_probe() {
 
 }  // namespace
 
-Hello::Request Connection::hello(const transport::WatchdogConnection& watchdog) const {
+std::unique_ptr<transport::ControlChannel> Connection::offer_control_channel() {
+  const Config& config = cluster_.config();
+  transport::DataPathChoice choice = transport::DataPathChoice::automatic;
+  transport::parse_data_path_choice(config.data_path, choice);
+  if (record_.node != hivecl::node_name() || choice == transport::DataPathChoice::mpi || config.control_path == "mpi")
+    return nullptr;
+  auto channel = transport::ControlChannel::create();
+  if (channel)
+    channel->listen([this](Bytes&& frame) { on_control(std::move(frame)); },
+                    [this] { lose("its shared control channel broke"); }, config.max_message_bytes,
+                    config.poll_spin);
+  return channel;
+}
+
+Hello::Request Connection::hello(const transport::WatchdogConnection& watchdog,
+                                 const transport::ControlChannel* offered) const {
   transport::DataPathChoice choice = transport::DataPathChoice::automatic;
   transport::parse_data_path_choice(cluster_.config().data_path, choice);
   const bool same_node = record_.node == hivecl::node_name();
@@ -91,7 +106,10 @@ Hello::Request Connection::hello(const transport::WatchdogConnection& watchdog) 
   return {.version = protocol_version, .watchdog_token = watchdog.token(), .host = hivecl::node_name(),
           .pid = static_cast<int32_t>(::getpid()), .boot_id = transport::boot_id(),
           .data_path = static_cast<uint8_t>(choice), .probe_address = reinterpret_cast<uint64_t>(probe.data()),
-          .probe = Bytes(probe.begin(), probe.end())};
+          .probe = Bytes(probe.begin(), probe.end()),
+          .control_fd = offered ? offered->segment().fd() : -1,
+          .control_inode = offered ? offered->segment().inode() : 0,
+          .control_bytes = offered ? offered->segment().size() : 0};
 }
 
 void Connection::ensure_connected() {
@@ -128,21 +146,28 @@ void Connection::connect() {
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   link_ = std::make_shared<transport::Link>(comm);
   engine_.listen(link_, transport::control_tag, false, [this](Bytes&& frame) { on_control(std::move(frame)); });
-  const Hello::Request request = hello(*watchdog);
+  auto offered = offer_control_channel();  // the reply to Hello may come through it already
+  const Hello::Request request = hello(*watchdog, offered.get());
   cluster_.monitor().watch(std::move(*watchdog), [this] { lose("its watchdog connection closed"); });
   cl_int status = CL_SUCCESS;
   try {
     auto pending = std::make_shared<PendingReplyOf<Hello>>();
     send_request<Hello>(request, pending);
     pending->arrived.wait();
-    accept_hello_reply(decode_reply<Hello>(*pending));
+    const Hello::Reply reply = decode_reply<Hello>(*pending);
+    accept_hello_reply(reply);
+    if (reply.shared_control && offered) {
+      std::lock_guard lock(pending_mutex_);  // lose() closes it
+      control_ = std::move(offered);
+    }
   } catch (const ClError& error) {
     status = error.code;
   }
   if (status != CL_SUCCESS) fail("it refused the connection (status " + std::to_string(status) + ")");
   connected_ = true;
   log::info("connected to proxy ", proxy, ", session ", session_, "; data path ",
-            transport::data_path_name(data_path_), ", chunks of ", chunk_bytes_, " bytes");
+            transport::data_path_name(data_path_), ", chunks of ", chunk_bytes_, " bytes; control frames through ",
+            control_ ? "shared memory" : "MPI");
 }
 
 void Connection::accept_hello_reply(const Hello::Reply& reply) {
@@ -173,7 +198,8 @@ void Connection::expect_reply(uint64_t sequence, const std::shared_ptr<PendingRe
   std::lock_guard lock(pending_mutex_);
   if (lost_) throw ClError{peer_lost_status};
   pending_.emplace(sequence, pending);
-  if (link_) link_->expect(1);
+  pending->polled = link_ && !control_;  // a shared control channel's reader needs no polling of MPI
+  if (pending->polled) link_->expect(1);
 }
 
 std::shared_ptr<Connection::PendingReply> Connection::take_pending(uint64_t sequence) {
@@ -182,16 +208,21 @@ std::shared_ptr<Connection::PendingReply> Connection::take_pending(uint64_t sequ
   if (it == pending_.end()) return nullptr;
   auto pending = std::move(it->second);
   pending_.erase(it);
-  if (link_) link_->expect(-1);
+  if (pending->polled) link_->expect(-1);
   return pending;
 }
 
-// Engine thread: a reply arrived.
+// Engine thread or the control channel's reader: a reply or a transfer's status arrived.
 void Connection::on_control(Bytes&& frame) {
   Reader reader(frame);
   FrameHeader header;
-  if (!decode(reader, header) || header.magic != frame_magic || header.kind != FrameKind::reply) {
+  if (!decode(reader, header) || header.magic != frame_magic ||
+      (header.kind != FrameKind::reply && header.kind != FrameKind::status)) {
     log::warn("dropped a malformed frame from proxy ", record_.node);
+    return;
+  }
+  if (header.kind == FrameKind::status) {
+    on_status(header.sequence, header.status);
     return;
   }
   const auto pending = take_pending(header.sequence);
@@ -217,11 +248,13 @@ void Connection::on_reply(Opcode opcode, uint64_t sequence, cl_int status, const
 }
 
 std::shared_ptr<Incoming> Connection::receive(uint64_t sequence, void* data, size_t size) {
-  if (!in_process_) return Incoming::start(engine_, link_, sequence, data, moves_by_memory() ? 0 : size, chunk_bytes_);
+  // The status comes as a frame in-process and through a shared control channel, else on the data tag.
+  if (!in_process_ && !control_)
+    return Incoming::start(engine_, link_, sequence, data, moves_by_memory() ? 0 : size, chunk_bytes_);
   return take_status(sequence);
 }
 
-// In-process: whichever of the status and receive() comes second takes the entry away.
+// Whichever of the status and receive() comes second takes the entry away.
 std::shared_ptr<Incoming> Connection::take_status(uint64_t sequence) {
   std::lock_guard lock(statuses_mutex_);
   const auto [it, fresh] = statuses_.try_emplace(sequence);
@@ -231,6 +264,7 @@ std::shared_ptr<Incoming> Connection::take_status(uint64_t sequence) {
     return incoming;
   }
   it->second = Incoming::status_only();
+  if (lost_) it->second->complete(peer_lost_status);  // lose() has failed those before it
   return it->second;
 }
 
@@ -242,11 +276,22 @@ void Connection::lose(const char* why, log::Level level) {
   log::at(level, "proxy ", record_.node, ":", record_.pid, " (session ", session_, ") is gone (", why,
           "); its devices are no longer available");
   std::unordered_map<uint64_t, std::shared_ptr<PendingReply>> abandoned;
+  transport::ControlChannel* control = nullptr;
   {
     std::lock_guard lock(pending_mutex_);
     abandoned.swap(pending_);
-    if (link_) link_->expect(-static_cast<int>(abandoned.size()));
+    for (const auto& [sequence, pending] : abandoned)
+      if (pending->polled) link_->expect(-1);
+    control = control_.get();
   }
+  if (control) control->close();  // not under the lock: its reader may be waiting for it
+  std::unordered_map<uint64_t, std::shared_ptr<Incoming>> stranded;  // statuses that will not come now
+  {
+    std::lock_guard lock(statuses_mutex_);
+    stranded.swap(statuses_);
+  }
+  for (auto& [sequence, incoming] : stranded)
+    if (!incoming->arrived()) incoming->complete(peer_lost_status);
   for (auto& [sequence, pending] : abandoned) {
     pending->arrived.complete(OpStatus::cancelled);
     if (pending->on_arrival) pending->on_arrival(*pending);

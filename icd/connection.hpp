@@ -14,6 +14,7 @@
 #include "cl_error.hpp"
 #include "log.hpp"
 #include "protocol/messages.hpp"
+#include "transport/control_channel.hpp"
 #include "transport/engine.hpp"
 #include "transport/in_process.hpp"
 #include "transport/watchdog.hpp"
@@ -110,6 +111,7 @@ class Connection final : transport::InProcessClient {
     protocol::FrameHeader header;
     protocol::Bytes frame;  // over MPI
     bool in_memory = false;  // in-process: the reply is the one taken
+    bool polled = false;     // the MPI engine polls the link for it (Link::expect)
     std::function<void(PendingReply&)> on_arrival;  // call_later's; also when the proxy is lost
   };
   template <class M>
@@ -126,7 +128,11 @@ class Connection final : transport::InProcessClient {
   static typename M::Reply decode_reply(const PendingReply& pending);
 
   void connect();
-  protocol::Hello::Request hello(const transport::WatchdogConnection& watchdog) const;
+  // `offered`: the shared-memory control channel offered to a proxy of this node, or null.
+  protocol::Hello::Request hello(const transport::WatchdogConnection& watchdog,
+                                 const transport::ControlChannel* offered) const;
+  // A control channel to offer a proxy of this node (its reader already listening), or null.
+  std::unique_ptr<transport::ControlChannel> offer_control_channel();
   void accept_hello_reply(const protocol::Hello::Reply& reply);
   // Runs the request in-process, with `bulk`, or sends it to the proxy (call() sends `bulk` after).
   template <class M>
@@ -166,6 +172,10 @@ class Connection final : transport::InProcessClient {
   // In-process transfers whose status came before receive() or receive() before the status.
   std::mutex statuses_mutex_;
   std::unordered_map<uint64_t, std::shared_ptr<Incoming>> statuses_;
+  // Same node: control frames both ways through shared memory, once the proxy took it at Hello;
+  // then transfer statuses come as frames too. Set before connected_, never reset; last, so that
+  // its reader stops before the members it uses go.
+  std::unique_ptr<transport::ControlChannel> control_;
 };
 
 template <class M>
@@ -237,7 +247,11 @@ uint64_t Connection::send_request(const typename M::Request& request, const std:
     protocol::Bytes frame =
         request_frame(M::opcode, sequence, [&](protocol::Writer& writer) { protocol::encode(writer, request); });
     if (pending) expect_reply(sequence, pending);
-    engine_.send(link_, transport::control_tag, std::move(frame));
+    if (!control_) {
+      engine_.send(link_, transport::control_tag, std::move(frame));
+    } else if (!control_->send(frame)) {
+      lose("its control channel closed");
+    }
   }
   requests_sent_.fetch_add(1, std::memory_order_relaxed);
   return sequence;

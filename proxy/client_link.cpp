@@ -10,10 +10,28 @@ using protocol::Bytes;
 using transport::OpStatus;
 
 void MpiClientLink::listen(std::function<void(Bytes&&)> on_frame) {
+  on_frame_ = on_frame;
   engine_.listen(link_, transport::control_tag, true, std::move(on_frame));
 }
 
-void MpiClientLink::send_frame(Bytes&& frame) { engine_.send(link_, transport::control_tag, std::move(frame)); }
+bool MpiClientLink::share_control(const protocol::Hello::Request& hello, const Config& config,
+                                  std::function<void()> on_broken) {
+  std::lock_guard lock(control_mutex_);
+  if (hello.control_bytes == 0 || control_ || forgotten_) return false;
+  control_ = transport::ControlChannel::attach(hello.pid, hello.control_fd, hello.control_inode, hello.control_bytes);
+  if (!control_) return false;
+  control_->listen(on_frame_, std::move(on_broken), config.max_message_bytes, config.poll_spin);
+  shared_control_.store(control_.get(), std::memory_order_release);
+  return true;
+}
+
+void MpiClientLink::send_frame(Bytes&& frame) {
+  if (auto* channel = shared_control_.load(std::memory_order_acquire)) {
+    channel->send(frame);  // fails only once the client is gone or broke the channel
+    return;
+  }
+  engine_.send(link_, transport::control_tag, std::move(frame));
+}
 
 void MpiClientLink::send_chunk(uint64_t sequence, const std::byte* data, size_t size, std::function<void()> sent) {
   engine_.send(link_, transport::data_tag(sequence), data, size,
@@ -28,6 +46,11 @@ std::shared_ptr<transport::Completion> MpiClientLink::receive_chunk(uint64_t seq
 }
 
 void MpiClientLink::send_status(uint64_t sequence, cl_int status) {
+  if (auto* channel = shared_control_.load(std::memory_order_acquire)) {
+    channel->send(protocol::to_bytes(
+        protocol::FrameHeader{.kind = protocol::FrameKind::status, .sequence = sequence, .status = status}));
+    return;
+  }
   Bytes end;
   end.reserve(sizeof status);  // GCC 12 warns (stringop-overflow) when the vector grows from empty here
   protocol::Writer writer(end);
@@ -40,6 +63,13 @@ bool MpiClientLink::receive_bulk(uint64_t sequence, std::byte* data, size_t size
   return transfer->wait() == OpStatus::done;
 }
 
-void MpiClientLink::forget() { engine_.forget(link_); }
+void MpiClientLink::forget() {
+  {
+    std::lock_guard lock(control_mutex_);
+    forgotten_ = true;
+    if (control_) control_->close();  // its reader delivers no more frames to the session
+  }
+  engine_.forget(link_);
+}
 
 }  // namespace hivecl::proxy

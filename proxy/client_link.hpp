@@ -10,9 +10,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 
+#include "config.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/messages.hpp"
+#include "transport/control_channel.hpp"
 #include "transport/engine.hpp"
 
 namespace hivecl::proxy {
@@ -31,6 +34,10 @@ class ClientLink {
   virtual void listen(std::function<void(protocol::Bytes&&)> on_frame) = 0;
   // Any thread; harmless once the client is gone.
   virtual void send_frame(protocol::Bytes&& frame) = 0;
+  // Moves control frames both ways to the shared-memory channel a client of this node offered
+  // in `hello` (transport/control_channel.hpp), from the next frame sent on; `on_broken` runs
+  // if the client breaks it. False: frames stay where they were.
+  virtual bool share_control(const protocol::Hello::Request&, const Config&, std::function<void()>) { return false; }
   // Hands request `sequence`'s reply over in memory where the client shares this process
   // (`reply`: message `opcode`'s Reply, or null with an error status); false: encode it.
   virtual bool hand_reply(protocol::Opcode, uint64_t, cl_int, const void*) { return false; }
@@ -52,6 +59,8 @@ class MpiClientLink final : public ClientLink {
  public:
   MpiClientLink(transport::Engine& engine, transport::LinkPtr link) : engine_(engine), link_(std::move(link)) {}
   void listen(std::function<void(protocol::Bytes&&)> on_frame) override;
+  bool share_control(const protocol::Hello::Request& hello, const Config& config,
+                     std::function<void()> on_broken) override;
   void send_frame(protocol::Bytes&& frame) override;
   void send_chunk(uint64_t sequence, const std::byte* data, size_t size, std::function<void()> sent) override;
   void send_status(uint64_t sequence, cl_int status) override;
@@ -62,6 +71,11 @@ class MpiClientLink final : public ClientLink {
  private:
   transport::Engine& engine_;
   transport::LinkPtr link_;
+  std::function<void(protocol::Bytes&&)> on_frame_;
+  std::mutex control_mutex_;
+  bool forgotten_ = false;
+  std::unique_ptr<transport::ControlChannel> control_;
+  std::atomic<transport::ControlChannel*> shared_control_{nullptr};  // control_, once frames go there
 };
 
 }  // namespace hivecl::proxy

@@ -55,6 +55,16 @@ void Session::choose_data_path(const Hello::Request& hello) {
   data_path_ = proxy::choose_data_path(hello, number_, link_, server_.config().copy_threads);
 }
 
+bool Session::share_control(const Hello::Request& hello) {
+  if (!transport::moves_by_memory(data_path_->kind()) || hello.control_bytes == 0) return false;
+  const bool shared = link_->share_control(hello, server_.config(), [this] {
+    log::warn("session ", number_, ": the client broke the shared control channel; closing");
+    lose();
+  });
+  log::info("session ", number_, ": control frames through ", shared ? "shared memory" : "MPI (the offered channel cannot be mapped)");
+  return shared;
+}
+
 StagingRing& Session::staging(cl_context context, cl_device_id device) {
   std::lock_guard lock(staging_mutex_);
   auto& ring = staging_[context];
@@ -355,10 +365,12 @@ Hello::Reply execute(Call& call, const Hello::Request& request) {
   call.session.set_greeted(request.host, request.pid);
   log::info("connected: client ", request.host, " pid ", request.pid);
   call.session.choose_data_path(request);
+  const bool shared_control = call.session.share_control(request);  // this reply goes there already
   return {.session = call.session.number(),
           .data_path = static_cast<uint8_t>(call.session.data_path().kind()),
           .chunk_bytes = call.session.chunk_bytes(),
-          .max_message_bytes = call.session.server().config().max_message_bytes};
+          .max_message_bytes = call.session.server().config().max_message_bytes,
+          .shared_control = shared_control};
 }
 
 Goodbye::Reply execute(Call& call, const Goodbye::Request&) {

@@ -116,6 +116,8 @@ class Session {
   // How bulk data moves to and from this client (MPI until Hello chooses).
   DataPath& data_path() { return *data_path_; }
   void choose_data_path(const protocol::Hello::Request& hello);
+  // Takes the shared-memory control channel the client offered, if the data path is memory.
+  bool share_control(const protocol::Hello::Request& hello);
   // The client's shared segment of `range` (memory data path only; ClError otherwise).
   std::shared_ptr<AttachedSegment> shared_segment(const protocol::SharedRange& range);
   void forget_shared_segment(uint64_t segment) { shared_segments_.forget(segment); }

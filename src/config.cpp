@@ -90,6 +90,11 @@ const std::map<std::string, Setter>& setters() {
          c.data_path = v;
          return true;
        }},
+      {"control_path", [](Config& c, const std::string& v) {
+         if (v != "auto" && v != "mpi") return false;
+         c.control_path = v;
+         return true;
+       }},
       {"local_devices", [](Config& c, const std::string& v) {
          if (v != "auto" && v != "in-process" && v != "proxy" && v != "hidden") return false;
          c.local_devices = v;
@@ -166,6 +171,7 @@ std::string Config::describe() const {
        << "poll_sleep_us = " << poll_sleep.count() << "\n"
        << "chunk_bytes = " << chunk_bytes << "\n"
        << "data_path = " << data_path << "\n"
+       << "control_path = " << control_path << "\n"
        << "local_devices = " << local_devices << "\n"
        << "local_libraries = " << local_libraries << "\n"
        << "staging_slots = " << staging_slots << "\n"

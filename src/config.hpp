@@ -27,6 +27,8 @@ struct Config {
   std::chrono::microseconds poll_sleep{100};        // the longest of those sleeps: the worst added latency
   uint64_t chunk_bytes = 4u << 20;      // bulk data moves in pieces (staging slots, MPI messages) of this size
   std::string data_path = "auto";       // client: auto, mpi or memory (same node: the proxy copies directly)
+  // client: auto (control frames through shared memory where the data path is memory) or mpi
+  std::string control_path = "auto";
   // client: the devices of this node: auto (in-process unless a proxy of the cluster runs on
   // this node), in-process (the proxy's executors inside the application, no MPI), proxy (through
   // the node's proxy only) or hidden (neither)

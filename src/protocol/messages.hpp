@@ -16,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 13;
+inline constexpr uint32_t protocol_version = 14;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -29,7 +29,10 @@ enum class ObjectKind : uint8_t { device, context, command_queue, mem, program, 
 
 enum class Bulk : uint8_t { none, to_proxy, from_proxy };
 
-enum class FrameKind : uint8_t { request, reply };
+// status: proxy to client, the end of a transfer whose data went by memory (the header's
+// sequence and status; no opcode), sent only on a shared-memory control channel
+// (transport/control_channel.hpp); over MPI that status comes on the request's data tag.
+enum class FrameKind : uint8_t { request, reply, status };
 
 #define HIVECL_MESSAGES(X)                                                                                   \
   X(Hello) X(Goodbye) X(Release) X(GetInfo)                                                                  \
@@ -91,14 +94,21 @@ struct Hello {
     uint8_t data_path = 0;  // transport::DataPathChoice
     uint64_t probe_address = 0;
     Bytes probe;
-    HIVECL_FIELDS(version, watchdog_token, host, pid, boot_id, data_path, probe_address, probe)
+    // A shared-memory control channel the client offers (transport/control_channel.hpp): its
+    // memfd's descriptor in the client, inode and size; control_bytes 0: none.
+    int32_t control_fd = -1;
+    uint64_t control_inode = 0;
+    uint64_t control_bytes = 0;
+    HIVECL_FIELDS(version, watchdog_token, host, pid, boot_id, data_path, probe_address, probe, control_fd,
+                  control_inode, control_bytes)
   };
   struct Reply {
     uint32_t session = 0;
     uint8_t data_path = 0;     // transport::DataPath the proxy chose
     uint64_t chunk_bytes = 0;  // size of the bulk data messages on the MPI path
     uint64_t max_message_bytes = 0;  // the largest request frame the proxy accepts
-    HIVECL_FIELDS(session, data_path, chunk_bytes, max_message_bytes)
+    bool shared_control = false;     // frames go through the offered channel from now on (this reply too)
+    HIVECL_FIELDS(session, data_path, chunk_bytes, max_message_bytes, shared_control)
   };
 };
 

@@ -1,0 +1,117 @@
+// Control frames between a client and a proxy on one node, through memory both processes
+// map (a SharedSegment) instead of MPI: between separately launched jobs Open MPI runs over
+// TCP loopback (about 13 µs per round trip, ENVIRONMENT.md), while a ring in shared memory
+// with a reader that polls takes well under a microsecond each way. MPI keeps the
+// connection itself and the bulk data; the watchdog keeps telling when the peer is gone.
+//
+// Each direction is a ring of bytes carrying length-prefixed frames, with one producing
+// process (its threads take turns) and one consuming thread. Neither side trusts the
+// counters the other writes: a count that could not be true ends the channel (broken), and
+// every frame is copied out before anyone decodes it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+
+#include "protocol/codec.hpp"
+#include "transport/shared_segment.hpp"
+
+namespace hivecl::transport {
+
+// One direction of a channel, over memory that both processes map.
+class ControlRing {
+ public:
+  enum class Result { done, closed, broken };
+  static constexpr size_t header_bytes = 256;
+
+  // `memory` holds header_bytes + capacity bytes, zeroed by the process that made it.
+  ControlRing(std::byte* memory, size_t capacity);
+  ControlRing(const ControlRing&) = delete;
+  ControlRing& operator=(const ControlRing&) = delete;
+
+  // Producer: appends one frame, waiting for room while the consumer lags (a frame larger
+  // than the ring goes in pieces). closed: `closed` was set; broken: the consumer's count is impossible.
+  Result write(std::span<const std::byte> frame, const std::atomic<bool>& closed);
+  // Consumer: the next frame, of at most `max_frame` bytes; polls for `spin` after the last
+  // frame, then sleeps until one comes or `closed` is set.
+  Result read(protocol::Bytes& frame, uint64_t max_frame, std::chrono::microseconds spin,
+              const std::atomic<bool>& closed);
+  // Wakes this process's thread waiting in read() or write(), to see `closed`.
+  void wake();
+
+ private:
+  struct Header;
+  // Waits until `ready` or `closed`: polls until `spin_until`, then sleeps on `signal` with
+  // `sleeping` raised, so the other side knows to wake it.
+  Result wait(const std::function<bool()>& ready, uint32_t& signal, uint32_t& sleeping,
+              std::chrono::steady_clock::time_point spin_until, const std::atomic<bool>& closed);
+  // Consumer: the next `size` bytes of the stream.
+  Result take(std::byte* into, size_t size, std::chrono::steady_clock::time_point spin_until,
+              const std::atomic<bool>& closed);
+  // Producer: copies `bytes` in at the written count (room checked by the caller).
+  void put(std::span<const std::byte> bytes);
+  // The bytes the producer has published and the consumer not yet read; SIZE_MAX if impossible.
+  size_t readable() const;
+  size_t room() const;
+  void publish_written();
+  void publish_read();
+
+  Header& header_;
+  std::byte* data_;
+  size_t capacity_;
+  uint64_t written_ = 0;  // this process's own counts: never read back from shared memory
+  uint64_t read_ = 0;
+  std::mutex write_mutex_;
+};
+
+// Both directions, and the thread that reads the incoming one.
+class ControlChannel {
+ public:
+  using OnFrame = std::function<void(protocol::Bytes&& frame)>;
+  static constexpr size_t default_capacity = 256u << 10;
+
+  // Client: a new channel's memory, rings of `capacity` bytes; null if the system offers none.
+  static std::unique_ptr<ControlChannel> create(size_t capacity = default_capacity);
+  // Proxy: the channel the client `owner` made, open as its descriptor `fd` (inode and size as
+  // it said); null if that is not such a file.
+  static std::unique_ptr<ControlChannel> attach(pid_t owner, int fd, uint64_t inode, uint64_t size);
+  ControlChannel(const ControlChannel&) = delete;
+  ControlChannel& operator=(const ControlChannel&) = delete;
+  ~ControlChannel();
+
+  const SharedSegment& segment() const { return *segment_; }
+  // Starts the thread that hands each incoming frame to `on_frame`; `on_broken` runs in it if the
+  // peer broke the ring (a frame over `max_frame`, an impossible count), after which it reads no more.
+  void listen(OnFrame on_frame, std::function<void()> on_broken, uint64_t max_frame, std::chrono::microseconds spin);
+  // Any thread; false once the channel is closed or broken.
+  bool send(std::span<const std::byte> frame);
+  // Ends sending and reading in this process; the reader has stopped when it returns, unless
+  // called by the reader itself (from on_frame or on_broken).
+  void close();
+
+ private:
+  enum class Side { client, proxy };
+  ControlChannel(std::unique_ptr<SharedSegment> segment, size_t capacity, Side side);
+  static size_t capacity_of(uint64_t segment_size);
+  void read_loop(const OnFrame& on_frame, const std::function<void()>& on_broken, uint64_t max_frame,
+                 std::chrono::microseconds spin);
+
+  std::unique_ptr<SharedSegment> segment_;
+  std::unique_ptr<ControlRing> outgoing_;
+  std::unique_ptr<ControlRing> incoming_;
+  std::atomic<bool> closed_{false};
+  std::mutex reader_mutex_;  // one thread joins the reader
+  std::thread reader_;
+  std::atomic<std::thread::id> reader_id_;
+};
+
+}  // namespace hivecl::transport
