@@ -39,7 +39,7 @@ void by_callback(cl_event event, cl_int status, Action action) {
 // The commands of one in-order queue complete in order: one thread waits for them in turn.
 struct QueueWaiter {
   struct Pending {
-    cl_event event;
+    cl_event event;  // null: finish the queue (when_finished)
     Action action;
   };
   std::mutex mutex;
@@ -74,8 +74,13 @@ void serve_queue(cl_command_queue queue, std::shared_ptr<QueueWaiter> waiter) {
     QueueWaiter::Pending next = std::move(waiter->pending.front());
     waiter->pending.pop_front();
     lock.unlock();
-    wait_then(next.event, next.action);
-    clReleaseEvent(next.event);
+    if (next.event) {
+      wait_then(next.event, next.action);
+      clReleaseEvent(next.event);
+    } else {
+      next.action(clFinish(queue));
+      clReleaseCommandQueue(queue);
+    }
   }
 }
 
@@ -115,6 +120,11 @@ bool already_ended(cl_event event, cl_int& status) {
 void wait_then(cl_event event, const Action& action) {
   const cl_int waited = clWaitForEvents(1, &event);
   action(waited == CL_SUCCESS ? CL_COMPLETE : reached_status(event, waited));
+}
+
+void when_finished(cl_command_queue queue, Action action) {
+  clRetainCommandQueue(queue);
+  by_waiter(queue, nullptr, std::move(action));
 }
 
 void when_status(cl_event event, cl_int status, Action action) {

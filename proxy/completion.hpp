@@ -20,6 +20,9 @@ void when_status(cl_event event, cl_int status, std::function<void(cl_int status
 inline void when_complete(cl_event event, std::function<void(cl_int status)> action) {
   when_status(event, CL_COMPLETE, std::move(action));
 }
+// Runs `action` with the status of a native clFinish of `queue`, made in another thread once
+// the commands of the queue that are already waited for have been (their actions first).
+void when_finished(cl_command_queue queue, std::function<void(cl_int status)> action);
 // Waits in the calling thread for `event` to complete or fail, then runs `action` with the
 // status reached, as when_complete would.
 void wait_then(cl_event event, const std::function<void(cl_int status)>& action);
