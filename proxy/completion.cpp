@@ -1,5 +1,8 @@
 #include "proxy/completion.hpp"
 
+#include <sched.h>
+
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -45,6 +48,7 @@ struct QueueWaiter {
   std::mutex mutex;
   std::condition_variable more;
   std::deque<Pending> pending;
+  std::atomic<size_t> count{0};  // pending.size(), read without the lock while spinning
 };
 
 // Waiters by native queue. Never destroyed: their threads may outlive static destruction.
@@ -58,9 +62,15 @@ Registry& registry() {
 }
 
 constexpr auto idle_before_exit = std::chrono::seconds(2);
+// Waits come in bursts (a transfer's chunks, a launch then clFinish): a short spin takes the next
+// without the cost of a wake-up (about 5 us of clFinish's 16 on NVIDIA).
+constexpr auto spin_for_more = std::chrono::microseconds(100);
 
 void serve_queue(cl_command_queue queue, std::shared_ptr<QueueWaiter> waiter) {
   while (true) {
+    for (const auto until = std::chrono::steady_clock::now() + spin_for_more;
+         waiter->count.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until;)
+      sched_yield();
     std::unique_lock lock(waiter->mutex);
     if (!waiter->more.wait_for(lock, idle_before_exit, [&] { return !waiter->pending.empty(); })) {
       // Leave only if nothing arrived meanwhile; the registry's lock comes first, as in add's caller.
@@ -73,6 +83,7 @@ void serve_queue(cl_command_queue queue, std::shared_ptr<QueueWaiter> waiter) {
     }
     QueueWaiter::Pending next = std::move(waiter->pending.front());
     waiter->pending.pop_front();
+    waiter->count.fetch_sub(1, std::memory_order_relaxed);
     lock.unlock();
     if (next.event) {
       wait_then(next.event, next.action);
@@ -105,6 +116,7 @@ void by_waiter(cl_command_queue queue, cl_event event, Action action) {
   {
     std::lock_guard lock(waiter->mutex);
     waiter->pending.push_back({event, std::move(action)});
+    waiter->count.fetch_add(1, std::memory_order_release);
   }
   waiter->more.notify_one();
 }
