@@ -209,7 +209,7 @@ size_t ControlChannel::capacity_of(uint64_t size) {
 
 std::unique_ptr<ControlChannel> ControlChannel::create(size_t capacity) {
   capacity = std::clamp(capacity, smallest_capacity, largest_capacity);
-  auto segment = SharedSegment::create(segment_bytes(capacity));  // a new memfd reads as zeros
+  auto segment = SharedSegment::create(segment_bytes(capacity), memfd_name);  // a new memfd reads as zeros
   if (!segment) return nullptr;
   return std::unique_ptr<ControlChannel>(new ControlChannel(std::move(segment), capacity, Side::client));
 }

@@ -78,6 +78,7 @@ class ControlChannel {
  public:
   using OnFrame = std::function<void(protocol::Bytes&& frame)>;
   static constexpr size_t default_capacity = 256u << 10;
+  static constexpr const char* memfd_name = "hivecl-control";
 
   // Client: a new channel's memory, rings of `capacity` bytes; null if the system offers none.
   static std::unique_ptr<ControlChannel> create(size_t capacity = default_capacity);

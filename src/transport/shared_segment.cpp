@@ -22,8 +22,8 @@ std::unique_ptr<SharedSegment> SharedSegment::map(int fd, size_t size) {
       new SharedSegment(fd, static_cast<std::byte*>(data), size, static_cast<uint64_t>(info.st_ino)));
 }
 
-std::unique_ptr<SharedSegment> SharedSegment::create(size_t size) {
-  const int fd = memfd_create("hivecl-host-memory", MFD_CLOEXEC);
+std::unique_ptr<SharedSegment> SharedSegment::create(size_t size, const char* name) {
+  const int fd = memfd_create(name, MFD_CLOEXEC);
   if (fd < 0) return nullptr;
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
     close(fd);

@@ -17,8 +17,9 @@ namespace hivecl::transport {
 
 class SharedSegment {
  public:
-  // Client: a new segment of `size` bytes; nullptr if the system offers none.
-  static std::unique_ptr<SharedSegment> create(size_t size);
+  // Client: a new segment of `size` bytes; nullptr if the system offers none. `name` shows in
+  // /proc/<pid>/fd as "memfd:<name>".
+  static std::unique_ptr<SharedSegment> create(size_t size, const char* name = "hivecl-host-memory");
   // Proxy: the client `owner`'s segment open as its descriptor `fd`, if it is the file
   // with that inode and at least `size` bytes; nullptr otherwise (errno says why).
   static std::unique_ptr<SharedSegment> attach(pid_t owner, int fd, uint64_t inode, size_t size);

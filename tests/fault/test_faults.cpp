@@ -395,6 +395,19 @@ TEST_CASE("a client cannot use, read or release another session's objects", "[fa
   CHECK(clReleaseContext(setup.context) == CL_SUCCESS);
 }
 
+// A client of this node whose requests come through shared memory (the default here) writes
+// an impossible count into that channel: the proxy ends that session alone and serves on.
+TEST_CASE("a client that breaks its shared control channel loses its session, and the proxy serves on",
+          "[fault][isolation]") {
+  const size_t broken_before = count_in_proxy_log("broke the shared control channel");
+  const auto [exit_status, output] = run_program({CHANNEL_VANDAL_PATH});
+  INFO(output);
+  REQUIRE(exit_status != 3);  // it had no shared control channel (the fault-isolation test runs with one)
+  CHECK(exit_status == 0);  // its call failed instead of hanging or succeeding
+  CHECK(count_in_proxy_log("broke the shared control channel") == broken_before + 1);
+  CHECK(work_correctly());
+}
+
 TEST_CASE("a client killed while holding objects has them all released", "[fault][client-death]") {
   const size_t before = released_sessions();
   FaultClient client("hold");

@@ -1,0 +1,59 @@
+// A client of a proxy on its node that breaks its own shared control channel
+// (transport/control_channel.hpp): once connected, it writes an impossible count into the
+// ring its requests go through, then makes a call. The proxy must end its session (not
+// crash, not hang) and the call must fail with an error instead of waiting for ever.
+// Prints the call's status; exit status 0 when it failed, 1 when it succeeded, 3 when the
+// client has no shared control channel.
+#include <CL/cl.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "transport/control_channel.hpp"
+
+namespace {
+
+// This process's descriptor of its control channel's memfd, or -1.
+int control_channel_fd() {
+  const std::string wanted = std::string("/memfd:") + hivecl::transport::ControlChannel::memfd_name;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const std::string target = std::filesystem::read_symlink(entry.path(), error).string();
+    if (!error && target.starts_with(wanted)) return std::stoi(entry.path().filename().string());
+  }
+  return -1;
+}
+
+}  // namespace
+
+int main() {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  cl_int status = clGetPlatformIDs(1, &platform, nullptr);
+  status |= clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
+  cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
+  if (status != CL_SUCCESS || clFinish(queue) != CL_SUCCESS) return 2;
+  const int fd = control_channel_fd();
+  if (fd < 0) return 3;
+  struct stat info {};
+  fstat(fd, &info);
+  void* memory = mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (memory == MAP_FAILED) return 2;
+  // The client-to-proxy ring's published count comes first: far beyond what the ring holds.
+  const uint64_t impossible = UINT64_MAX / 2;
+  std::memcpy(memory, &impossible, sizeof impossible);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the proxy's reader looks meanwhile
+  const cl_int finished = clFinish(queue);
+  std::printf("clFinish after the vandalism: %d\n", finished);
+  return finished == CL_SUCCESS ? 1 : 0;
+}
