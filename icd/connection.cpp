@@ -284,7 +284,7 @@ void Connection::lose(const char* why, log::Level level) {
       if (pending->polled) link_->expect(-1);
     control = control_.get();
   }
-  if (control) control->close();  // not under the lock: its reader may be waiting for it
+  if (control) control->close();  // its reader stops soon (joined when the connection goes)
   std::unordered_map<uint64_t, std::shared_ptr<Incoming>> stranded;  // statuses that will not come now
   {
     std::lock_guard lock(statuses_mutex_);

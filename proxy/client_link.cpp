@@ -67,7 +67,7 @@ void MpiClientLink::forget() {
   {
     std::lock_guard lock(control_mutex_);
     forgotten_ = true;
-    if (control_) control_->close();  // its reader delivers no more frames to the session
+    if (control_) control_->stop();  // its reader delivers no more frames to the session
   }
   engine_.forget(link_);
 }

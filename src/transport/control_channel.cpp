@@ -223,7 +223,7 @@ std::unique_ptr<ControlChannel> ControlChannel::attach(pid_t owner, int fd, uint
 }
 
 ControlChannel::~ControlChannel() {
-  close();
+  stop();
   if (reader_.joinable()) reader_.detach();  // destroyed by its own reader: it touches nothing more
 }
 
@@ -263,6 +263,10 @@ void ControlChannel::close() {
   closed_.store(true);
   outgoing_->wake();
   incoming_->wake();
+}
+
+void ControlChannel::stop() {
+  close();
   if (reader_id_.load() == std::this_thread::get_id()) return;
   std::lock_guard lock(reader_mutex_);
   if (reader_.joinable()) reader_.join();

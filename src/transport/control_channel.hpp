@@ -95,9 +95,11 @@ class ControlChannel {
   void listen(OnFrame on_frame, std::function<void()> on_broken, uint64_t max_frame, std::chrono::microseconds spin);
   // Any thread; false once the channel is closed or broken.
   bool send(std::span<const std::byte> frame);
-  // Ends sending and reading in this process; the reader has stopped when it returns, unless
-  // called by the reader itself (from on_frame or on_broken).
+  // Ends sending and reading in this process; the reader stops soon after.
   void close();
+  // close(), then waits for the reader to stop (unless called by the reader itself, from
+  // on_frame or on_broken): no frame is handed on after it returns.
+  void stop();
 
  private:
   enum class Side { client, proxy };
