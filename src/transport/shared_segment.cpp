@@ -23,9 +23,10 @@ std::unique_ptr<SharedSegment> SharedSegment::map(int fd, size_t size) {
 }
 
 std::unique_ptr<SharedSegment> SharedSegment::create(size_t size, const char* name) {
-  const int fd = memfd_create(name, MFD_CLOEXEC);
+  const int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return nullptr;
-  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
     close(fd);
     return nullptr;
   }
@@ -36,6 +37,12 @@ std::unique_ptr<SharedSegment> SharedSegment::attach(pid_t owner, int fd, uint64
   const std::string path = "/proc/" + std::to_string(owner) + "/fd/" + std::to_string(fd);
   const int own_fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (own_fd < 0) return nullptr;
+  const int seals = fcntl(own_fd, F_GET_SEALS);
+  if (seals < 0 || !(seals & F_SEAL_SHRINK)) {  // its owner could shrink it under our mapping
+    close(own_fd);
+    errno = EPERM;
+    return nullptr;
+  }
   auto segment = map(own_fd, size);
   if (segment && segment->inode() != inode) return nullptr;  // not the file the client meant
   return segment;

@@ -5,6 +5,9 @@
 // page-locked speed with no copy on either side (docs/FINDINGS.md). HiveCL backs the host
 // memory of mapped buffers with such segments, so a program that transfers from mapped
 // CL_MEM_ALLOC_HOST_PTR memory gets page-locked transfers as it does natively.
+// The client seals the file's size (F_SEAL_SHRINK, F_SEAL_GROW) and the proxy maps only a
+// sealed one: a client that shrank its file under the proxy's mapping would kill the proxy
+// with SIGBUS at its next access.
 #pragma once
 
 #include <sys/types.h>
@@ -21,7 +24,8 @@ class SharedSegment {
   // /proc/<pid>/fd as "memfd:<name>".
   static std::unique_ptr<SharedSegment> create(size_t size, const char* name = "hivecl-host-memory");
   // Proxy: the client `owner`'s segment open as its descriptor `fd`, if it is the file
-  // with that inode and at least `size` bytes; nullptr otherwise (errno says why).
+  // with that inode, at least `size` bytes and sealed against shrinking; nullptr otherwise
+  // (errno says why).
   static std::unique_ptr<SharedSegment> attach(pid_t owner, int fd, uint64_t inode, size_t size);
   SharedSegment(const SharedSegment&) = delete;
   SharedSegment& operator=(const SharedSegment&) = delete;

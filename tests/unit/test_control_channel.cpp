@@ -1,5 +1,7 @@
 // The same-node control channel against this very process: the client's end made here and
 // the proxy's end attached through /proc/self/fd, as a proxy attaches a client's.
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -164,4 +166,14 @@ TEST_CASE("Control channel: only a segment of a channel's shape attaches", "[con
   CHECK_FALSE(ControlChannel::attach(::getpid(), segment.fd(), segment.inode(), segment.size() + 1));
   CHECK_FALSE(ControlChannel::attach(::getpid(), segment.fd(), segment.inode(), 100));
   CHECK_FALSE(ControlChannel::attach(::getpid(), 9999, segment.inode(), segment.size()));
+  // Its size is sealed: the client cannot shrink it under the proxy's mapping (SIGBUS there).
+  CHECK(::ftruncate(segment.fd(), 0) != 0);
+  // A file of the right shape whose size is not sealed is refused.
+  const int unsealed = ::memfd_create("unsealed", MFD_CLOEXEC);
+  REQUIRE(unsealed >= 0);
+  REQUIRE(::ftruncate(unsealed, static_cast<off_t>(segment.size())) == 0);
+  struct stat info {};
+  REQUIRE(::fstat(unsealed, &info) == 0);
+  CHECK_FALSE(ControlChannel::attach(::getpid(), unsealed, info.st_ino, segment.size()));
+  ::close(unsealed);
 }
