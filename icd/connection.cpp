@@ -82,12 +82,19 @@ const std::array<std::byte, 16>& memory_probe() {
 
 }  // namespace
 
+transport::DataPathChoice Connection::data_path_choice() const {
+  transport::DataPathChoice choice = transport::DataPathChoice::automatic;
+  transport::parse_data_path_choice(cluster_.config().data_path, choice);
+  return choice;
+}
+
+bool Connection::may_share_memory() const {
+  return record_.node == hivecl::node_name() && data_path_choice() != transport::DataPathChoice::mpi;
+}
+
 std::unique_ptr<transport::ControlChannel> Connection::offer_control_channel() {
   const Config& config = cluster_.config();
-  transport::DataPathChoice choice = transport::DataPathChoice::automatic;
-  transport::parse_data_path_choice(config.data_path, choice);
-  if (record_.node != hivecl::node_name() || choice == transport::DataPathChoice::mpi || config.control_path == "mpi")
-    return nullptr;
+  if (!may_share_memory() || config.control_path == "mpi") return nullptr;
   auto channel = transport::ControlChannel::create();
   if (channel)
     channel->listen([this](Bytes&& frame) { on_control(std::move(frame)); },
@@ -98,14 +105,12 @@ std::unique_ptr<transport::ControlChannel> Connection::offer_control_channel() {
 
 Hello::Request Connection::hello(const transport::WatchdogConnection& watchdog,
                                  const transport::ControlChannel* offered) const {
-  transport::DataPathChoice choice = transport::DataPathChoice::automatic;
-  transport::parse_data_path_choice(cluster_.config().data_path, choice);
-  const bool same_node = record_.node == hivecl::node_name();
-  if (same_node && choice != transport::DataPathChoice::mpi) transport::grant_peer_access(record_.pid);
+  if (may_share_memory()) transport::grant_peer_access(record_.pid);
   const auto& probe = memory_probe();
   return {.version = protocol_version, .watchdog_token = watchdog.token(), .host = hivecl::node_name(),
           .pid = static_cast<int32_t>(::getpid()), .boot_id = transport::boot_id(),
-          .data_path = static_cast<uint8_t>(choice), .probe_address = reinterpret_cast<uint64_t>(probe.data()),
+          .data_path = static_cast<uint8_t>(data_path_choice()),
+          .probe_address = reinterpret_cast<uint64_t>(probe.data()),
           .probe = Bytes(probe.begin(), probe.end()),
           .control_fd = offered ? offered->segment().fd() : -1,
           .control_inode = offered ? offered->segment().inode() : 0,

@@ -131,6 +131,10 @@ class Connection final : transport::InProcessClient {
   // `offered`: the shared-memory control channel offered to a proxy of this node, or null.
   protocol::Hello::Request hello(const transport::WatchdogConnection& watchdog,
                                  const transport::ControlChannel* offered) const;
+  // The data_path setting.
+  transport::DataPathChoice data_path_choice() const;
+  // Whether the proxy is on this node and the setting lets it reach this process's memory.
+  bool may_share_memory() const;
   // A control channel to offer a proxy of this node (its reader already listening), or null.
   std::unique_ptr<transport::ControlChannel> offer_control_channel();
   void accept_hello_reply(const protocol::Hello::Reply& reply);

@@ -61,7 +61,8 @@ bool Session::share_control(const Hello::Request& hello) {
     log::warn("session ", number_, ": the client broke the shared control channel; closing");
     lose();
   });
-  log::info("session ", number_, ": control frames through ", shared ? "shared memory" : "MPI (the offered channel cannot be mapped)");
+  log::info("session ", number_, ": control frames through ",
+            shared ? "shared memory" : "MPI (the offered channel cannot be mapped)");
   return shared;
 }
 
