@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "first_queue.hpp"
 #include "transport/control_channel.hpp"
 
 namespace {
@@ -36,13 +37,9 @@ int control_channel_fd() {
 }  // namespace
 
 int main() {
-  cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;
-  cl_int status = clGetPlatformIDs(1, &platform, nullptr);
-  status |= clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
-  cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
-  if (status != CL_SUCCESS || clFinish(queue) != CL_SUCCESS) return 2;
+  const FirstQueue opened = open_first_queue();
+  cl_command_queue queue = opened.queue;
+  if (opened.status != CL_SUCCESS || clFinish(queue) != CL_SUCCESS) return 2;
   const int fd = control_channel_fd();
   if (fd < 0) return 3;
   struct stat info {};

@@ -12,6 +12,7 @@
 #include <functional>
 #include <vector>
 
+#include "first_queue.hpp"
 #include "icd/objects.hpp"
 
 namespace {
@@ -43,12 +44,11 @@ int main(int argc, char** argv) {
   if (argc != 7) return 2;
   std::vector<ObjectId> theirs;
   for (int i = 1; i < argc; ++i) theirs.push_back(std::strtoull(argv[i], nullptr, 10));
-  cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;
-  cl_int status = clGetPlatformIDs(1, &platform, nullptr);
-  status |= clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
-  cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
+  const FirstQueue opened = open_first_queue();
+  cl_device_id device = opened.device;
+  cl_context context = opened.context;
+  cl_command_queue queue = opened.queue;
+  cl_int status = opened.status;
   cl_mem own = clCreateBuffer(context, CL_MEM_READ_WRITE, 64, nullptr, &status);
   // One object of each kind to forge.
   cl_context forged_context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
