@@ -183,17 +183,24 @@ const _cl_mem* host_transfer_buffer(const EnqueuedCommand& command, cl_mem buffe
 
 // Device data into host memory: the reply confirms the command, the data follows it
 // (over MPI, or written by the proxy itself on the memory path), then its status.
+// In-process the native runtime writes the application's memory itself, and only a blocking
+// read has a status (the native event tells the rest).
 void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, void* pointer,
                bool blocking, cl_command_type type) {
+  Connection* connection = command.connection();
   uint64_t sequence = 0;
-  const SharedRange shared = shared_range(command.connection(), pointer, size);
+  const SharedRange shared = shared_range(connection, pointer, size);
   const ObjectId id = use_mem(mem, command, Access::reads, offset, size);
-  command.connection()->call<ReadBuffer>({.queue = command.queue()->id, .mem = id, .offset = offset,
-                                          .size = size, .tail = command.tail(),
-                                          .host_address = shared.segment ? 0 : host_address(command.connection(), pointer),
-                                          .shared = shared, .blocking = blocking},
-                                         {}, &sequence);
-  auto incoming = command.connection()->receive(sequence, pointer, size);
+  connection->call<ReadBuffer>({.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
+                                .tail = command.tail(),
+                                .host_address = shared.segment ? 0 : host_address(connection, pointer),
+                                .shared = shared, .blocking = blocking},
+                               {}, &sequence);
+  if (connection->in_process() && !blocking) {
+    command.complete(type);
+    return;
+  }
+  auto incoming = connection->receive(sequence, pointer, size);
   command.queue()->add_pending({incoming, command.position(), HostRange::of(pointer, size)});
   command.complete(type, incoming);
   if (blocking) {
@@ -210,7 +217,7 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
 // The data is taken now, not when the command runs: the reads it may depend on (earlier on
 // the queue, or in its wait list) must have filled the application's memory first.
 // In-process the native runtime reads `pointer` itself, as natively: a blocking write
-// returns when the command has ended, a non-blocking one at once.
+// returns when the command has ended (its status), a non-blocking one at once (no status).
 void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, const void* pointer,
                 bool blocking, cl_command_type type, HostMemory memory = HostMemory::application) {
   Connection* connection = command.connection();
@@ -236,10 +243,7 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
   uint64_t sequence = 0;
   connection->call<WriteBuffer>(request, bulk, &sequence);
   command.complete(type);
-  if (connection->in_process()) {
-    const auto written = connection->receive(sequence, nullptr, 0);
-    if (blocking) check(written->wait());
-  }
+  if (connection->in_process() && blocking) check(connection->receive(sequence, nullptr, 0)->wait());
 }
 
 // --- rectangular transfers ---

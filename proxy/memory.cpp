@@ -135,11 +135,13 @@ void block_in_caller(Call& call, Native native, const Enqueue& enqueue, cl_mem m
 
 // In-process (transport/in_process.hpp) the native runtime moves the application's memory
 // itself, as natively, without staging; the status after the command's end (on the request's
-// data tag) tells a blocking transfer when to return. Memory in a shared segment (a mapped
-// CL_MEM_ALLOC_HOST_PTR buffer) goes through the segment's page-locked mapping. Only a
-// blocking transfer flushes, as natively: a non-blocking one is flushed by the application's
-// own flush or wait, or by the queue's waiter thread's clWaitForEvents (an implicit flush); a
-// flush each cost a window of 64 KiB transfers a fifth of its speed on NVIDIA.
+// data tag) tells a blocking transfer when to return. A non-blocking one has no status: its
+// event is the native command's, and handing each such command to the queue's waiter thread
+// only to report an end nobody waits for cost a window of 64 KiB transfers a third of its speed.
+// Memory in a shared segment (a mapped CL_MEM_ALLOC_HOST_PTR buffer) goes through the
+// segment's page-locked mapping, kept until the device is through with it. Only a blocking
+// transfer flushes, as natively: a non-blocking one is flushed by the application's own flush
+// or wait; a flush each cost such a window a fifth of its speed on NVIDIA.
 template <class Native, class Request>
 void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, const Request& request,
                        const Replier& status_to) {
@@ -151,12 +153,11 @@ void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem
   cl_event event = nullptr;
   check(native(enqueue.queue, mem, CL_FALSE, request.offset, request.size, host, enqueue.wait_count(),
                enqueue.wait_list(), &event));
-  auto send_status = [status_to, segment](cl_int status) { status_to.send_status(status); };
   if (request.blocking) {
     clFlush(enqueue.queue);
-    when_complete(call, event, std::move(send_status));
-  } else {
-    when_complete(event, std::move(send_status));
+    when_complete(call, event, [status_to, segment](cl_int status) { status_to.send_status(status); });
+  } else if (segment) {
+    segment->hold_while_running(event);
   }
   keep_event(call, request.tail.event, event);
 }

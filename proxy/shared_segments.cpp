@@ -5,6 +5,7 @@
 
 #include "cl_error.hpp"
 #include "log.hpp"
+#include "proxy/completion.hpp"
 
 namespace hivecl::proxy {
 
@@ -13,11 +14,36 @@ namespace {
 // Far more than a program maps at once (each is one descriptor in the client and here).
 constexpr size_t max_segments_per_session = 4096;
 
+bool ended(cl_event event) {
+  cl_int status = CL_QUEUED;
+  return clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS ||
+         status <= CL_COMPLETE;
+}
+
 }  // namespace
 
 AttachedSegment::~AttachedSegment() {
+  for (cl_event event : running_) clReleaseEvent(event);
   for (auto& wrapped : page_locked_)
     if (wrapped.second) clReleaseMemObject(wrapped.second);
+}
+
+void AttachedSegment::hold_while_running(cl_event event) {
+  clRetainEvent(event);
+  std::lock_guard lock(mutex_);
+  // Commands of one queue end in order: the oldest tells when to look further.
+  while (!running_.empty() && ended(running_.front())) {
+    clReleaseEvent(running_.front());
+    running_.pop_front();
+  }
+  running_.push_back(event);
+}
+
+std::vector<cl_event> AttachedSegment::take_running() {
+  std::lock_guard lock(mutex_);
+  std::vector<cl_event> running(running_.begin(), running_.end());
+  running_.clear();
+  return running;
 }
 
 std::byte* AttachedSegment::memory(cl_context context, uint64_t offset, uint64_t size) {
@@ -47,9 +73,20 @@ std::shared_ptr<AttachedSegment> SharedSegments::get(pid_t owner, const protocol
   return attached;
 }
 
+// The commands that still hold the segment keep it mapped until they end.
 void SharedSegments::forget(uint64_t segment) {
-  std::lock_guard lock(mutex_);
-  attached_.erase(segment);
+  std::shared_ptr<AttachedSegment> forgotten;
+  {
+    std::lock_guard lock(mutex_);
+    const auto found = attached_.find(segment);
+    if (found == attached_.end()) return;
+    forgotten = std::move(found->second);
+    attached_.erase(found);
+  }
+  for (cl_event event : forgotten->take_running()) {
+    if (!ended(event)) when_complete(event, [forgotten](cl_int) {});
+    clReleaseEvent(event);
+  }
 }
 
 }  // namespace hivecl::proxy

@@ -1,0 +1,116 @@
+// The proxy's attached shared segments against a real OpenCL runtime (PoCL in CI): a segment
+// that the client forgets stays mapped while commands that use its memory still run.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catch.hpp"
+#include "platform_named.hpp"
+#include "proxy/shared_segments.hpp"
+
+using hivecl::proxy::AttachedSegment;
+using hivecl::proxy::SharedSegments;
+
+namespace {
+
+struct NativeQueue {
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  NativeQueue() {
+    const char* name = std::getenv("HIVECL_TEST_NATIVE_PLATFORM");
+    cl_platform_id platform = hivecl::test::platform_named(name ? name : "Portable Computing Language");
+    REQUIRE(platform);
+    cl_device_id device = nullptr;
+    REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS);
+    cl_int status = CL_SUCCESS;
+    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
+    REQUIRE(status == CL_SUCCESS);
+    queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
+    REQUIRE(status == CL_SUCCESS);
+  }
+  ~NativeQueue() {
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+  }
+};
+
+// Waits up to 10 s for `condition`.
+template <class Condition>
+bool eventually(Condition condition) {
+  for (int i = 0; i < 1000 && !condition(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return condition();
+}
+
+}  // namespace
+
+TEST_CASE("a forgotten segment stays mapped until the commands that hold it have ended", "[shared-segment]") {
+  NativeQueue native;
+  constexpr size_t size = 1 << 20;
+  auto client_side = hivecl::transport::SharedSegment::create(size);
+  REQUIRE(client_side);
+  std::memset(client_side->data(), 0x5a, size);
+  const hivecl::protocol::SharedRange range{.segment = 7, .fd = client_side->fd(), .inode = client_side->inode(),
+                                            .segment_size = size, .offset = 0};
+  SharedSegments segments;
+  std::weak_ptr<AttachedSegment> watched;
+  cl_int status = CL_SUCCESS;
+  cl_mem device_buffer = clCreateBuffer(native.context, CL_MEM_READ_WRITE, size, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_event gate = clCreateUserEvent(native.context, &status);
+  REQUIRE(status == CL_SUCCESS);
+  {
+    auto attached = segments.get(::getpid(), range);
+    watched = attached;
+    std::byte* memory = attached->memory(native.context, 0, size);
+    cl_event write = nullptr;
+    REQUIRE(clEnqueueWriteBuffer(native.queue, device_buffer, CL_FALSE, 0, size, memory, 1, &gate, &write) ==
+            CL_SUCCESS);
+    attached->hold_while_running(write);
+    clReleaseEvent(write);
+  }
+  segments.forget(range.segment);
+  CHECK_FALSE(watched.expired());  // the write has not even started
+
+  REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
+  REQUIRE(clFinish(native.queue) == CL_SUCCESS);
+  CHECK(eventually([&] { return watched.expired(); }));
+  std::vector<unsigned char> written(size);
+  REQUIRE(clEnqueueReadBuffer(native.queue, device_buffer, CL_TRUE, 0, size, written.data(), 0, nullptr, nullptr) ==
+          CL_SUCCESS);
+  CHECK(written == std::vector<unsigned char>(size, 0x5a));
+  clReleaseEvent(gate);
+  clReleaseMemObject(device_buffer);
+}
+
+TEST_CASE("a segment lets go of the commands that have ended as new ones come", "[shared-segment]") {
+  NativeQueue native;
+  constexpr size_t size = 64 << 10;
+  auto client_side = hivecl::transport::SharedSegment::create(size);
+  REQUIRE(client_side);
+  const hivecl::protocol::SharedRange range{.segment = 8, .fd = client_side->fd(), .inode = client_side->inode(),
+                                            .segment_size = size, .offset = 0};
+  SharedSegments segments;
+  auto attached = segments.get(::getpid(), range);
+  cl_int status = CL_SUCCESS;
+  cl_mem device_buffer = clCreateBuffer(native.context, CL_MEM_READ_WRITE, size, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  std::byte* memory = attached->memory(native.context, 0, size);
+  for (int i = 0; i < 100; ++i) {
+    cl_event write = nullptr;
+    REQUIRE(clEnqueueWriteBuffer(native.queue, device_buffer, CL_FALSE, 0, size, memory, 0, nullptr, &write) ==
+            CL_SUCCESS);
+    REQUIRE(clWaitForEvents(1, &write) == CL_SUCCESS);
+    attached->hold_while_running(write);
+    clReleaseEvent(write);
+  }
+  const auto running = attached->take_running();
+  CHECK(running.size() == 1);  // each ended command went as the next one came
+  for (cl_event event : running) clReleaseEvent(event);
+  clReleaseMemObject(device_buffer);
+}
