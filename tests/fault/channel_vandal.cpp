@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "first_queue.hpp"
+#include "../first_queue.hpp"
 #include "transport/control_channel.hpp"
 
 namespace {

@@ -12,7 +12,7 @@
 #include <functional>
 #include <vector>
 
-#include "first_queue.hpp"
+#include "../first_queue.hpp"
 #include "icd/objects.hpp"
 
 namespace {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "first_queue.hpp"
 #include "platform_named.hpp"
 #include "proxy/shared_segments.hpp"
 
@@ -19,19 +20,13 @@ using hivecl::proxy::SharedSegments;
 
 namespace {
 
-struct NativeQueue {
-  cl_context context = nullptr;
-  cl_command_queue queue = nullptr;
+// A queue on the native platform (PoCL unless HIVECL_TEST_NATIVE_PLATFORM names another).
+struct NativeQueue : FirstQueue {
   NativeQueue() {
     const char* name = std::getenv("HIVECL_TEST_NATIVE_PLATFORM");
     cl_platform_id platform = hivecl::test::platform_named(name ? name : "Portable Computing Language");
     REQUIRE(platform);
-    cl_device_id device = nullptr;
-    REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS);
-    cl_int status = CL_SUCCESS;
-    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
-    REQUIRE(status == CL_SUCCESS);
-    queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
+    static_cast<FirstQueue&>(*this) = open_first_queue(platform);
     REQUIRE(status == CL_SUCCESS);
   }
   ~NativeQueue() {

@@ -1,5 +1,6 @@
-// The first device of the first platform with a context and a queue on it, as the fault
-// tests' client programs start; `status` is that of the last call (the queue's).
+// The first device of a platform (the first one unless named) with a context and a queue on
+// it, as the fault tests' client programs and the proxy's unit tests start; `status` is that
+// of the last call (the queue's).
 #pragma once
 
 #include <CL/cl.h>
@@ -11,10 +12,9 @@ struct FirstQueue {
   cl_int status = CL_SUCCESS;
 };
 
-inline FirstQueue open_first_queue() {
+inline FirstQueue open_first_queue(cl_platform_id platform = nullptr) {
   FirstQueue opened;
-  cl_platform_id platform = nullptr;
-  clGetPlatformIDs(1, &platform, nullptr);
+  if (!platform) clGetPlatformIDs(1, &platform, nullptr);
   clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &opened.device, nullptr);
   opened.context = clCreateContext(nullptr, 1, &opened.device, nullptr, nullptr, &opened.status);
   opened.queue = clCreateCommandQueueWithProperties(opened.context, opened.device, nullptr, &opened.status);
