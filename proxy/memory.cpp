@@ -135,11 +135,12 @@ void block_in_caller(Call& call, Native native, const Enqueue& enqueue, cl_mem m
 
 // In-process (transport/in_process.hpp) the native runtime moves the application's memory
 // itself, as natively, without staging; the status after the command's end (on the request's
-// data tag) tells a blocking transfer when to return. A non-blocking one has no status: its
-// event is the native command's, and handing each such command to the queue's waiter thread
-// only to report an end nobody waits for cost a window of 64 KiB transfers a third of its speed.
-// Memory in a shared segment (a mapped CL_MEM_ALLOC_HOST_PTR buffer) goes through the
-// segment's page-locked mapping, kept until the device is through with it. Only a blocking
+// data tag) tells a blocking transfer when to return. A non-blocking one has no status and no
+// native event unless the application asked for one, as natively: handing each such command
+// to the queue's waiter thread only to report an end nobody waits for cost a window of 64 KiB
+// transfers a third of its speed. Memory in a shared segment (a mapped CL_MEM_ALLOC_HOST_PTR
+// buffer) goes through the segment's page-locked mapping, kept until the device is through
+// with it (AttachedSegment::used_by). Only a blocking
 // transfer flushes, as natively: a non-blocking one is flushed by the application's own flush
 // or wait; a flush each cost such a window a fifth of its speed on NVIDIA.
 template <class Native, class Request>
@@ -150,15 +151,18 @@ void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem
   if (request.shared.segment) std::tie(segment, host) = segment_memory(call, enqueue, request.shared, request.size);
   if (request.blocking && call.caller_waits && !segment)
     return block_in_caller(call, native, enqueue, mem, request, host, status_to);
+  if (!request.blocking) {
+    if (segment) segment->used_by(enqueue.queue);
+    cl_event event = nullptr;
+    check(native(enqueue.queue, mem, CL_FALSE, request.offset, request.size, host, enqueue.wait_count(),
+                 enqueue.wait_list(), event_wanted(request.tail.event, event)));
+    return keep_event(call, request.tail.event, event);
+  }
   cl_event event = nullptr;
   check(native(enqueue.queue, mem, CL_FALSE, request.offset, request.size, host, enqueue.wait_count(),
                enqueue.wait_list(), &event));
-  if (request.blocking) {
-    clFlush(enqueue.queue);
-    when_complete(call, event, [status_to, segment](cl_int status) { status_to.send_status(status); });
-  } else if (segment) {
-    segment->hold_while_running(event);
-  }
+  clFlush(enqueue.queue);
+  when_complete(call, event, [status_to, segment](cl_int status) { status_to.send_status(status); });
   keep_event(call, request.tail.event, event);
 }
 

@@ -1,7 +1,9 @@
 #include "proxy/shared_segments.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "cl_error.hpp"
 #include "log.hpp"
@@ -14,36 +16,24 @@ namespace {
 // Far more than a program maps at once (each is one descriptor in the client and here).
 constexpr size_t max_segments_per_session = 4096;
 
-bool ended(cl_event event) {
-  cl_int status = CL_QUEUED;
-  return clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS ||
-         status <= CL_COMPLETE;
-}
-
 }  // namespace
 
 AttachedSegment::~AttachedSegment() {
-  for (cl_event event : running_) clReleaseEvent(event);
+  for (cl_command_queue queue : queues_) clReleaseCommandQueue(queue);
   for (auto& wrapped : page_locked_)
     if (wrapped.second) clReleaseMemObject(wrapped.second);
 }
 
-void AttachedSegment::hold_while_running(cl_event event) {
-  clRetainEvent(event);
+void AttachedSegment::used_by(cl_command_queue queue) {
   std::lock_guard lock(mutex_);
-  // Commands of one queue end in order: the oldest tells when to look further.
-  while (!running_.empty() && ended(running_.front())) {
-    clReleaseEvent(running_.front());
-    running_.pop_front();
-  }
-  running_.push_back(event);
+  if (std::find(queues_.begin(), queues_.end(), queue) != queues_.end()) return;
+  clRetainCommandQueue(queue);
+  queues_.push_back(queue);
 }
 
-std::vector<cl_event> AttachedSegment::take_running() {
+std::vector<cl_command_queue> AttachedSegment::take_queues() {
   std::lock_guard lock(mutex_);
-  std::vector<cl_event> running(running_.begin(), running_.end());
-  running_.clear();
-  return running;
+  return std::exchange(queues_, {});
 }
 
 std::byte* AttachedSegment::memory(cl_context context, uint64_t offset, uint64_t size) {
@@ -73,7 +63,8 @@ std::shared_ptr<AttachedSegment> SharedSegments::get(pid_t owner, const protocol
   return attached;
 }
 
-// The commands that still hold the segment keep it mapped until they end.
+// The commands of the queues noted keep the segment mapped until they end: a marker after them
+// (a marker with no wait list waits for every earlier command, out of order too).
 void SharedSegments::forget(uint64_t segment) {
   std::shared_ptr<AttachedSegment> forgotten;
   {
@@ -83,9 +74,14 @@ void SharedSegments::forget(uint64_t segment) {
     forgotten = std::move(found->second);
     attached_.erase(found);
   }
-  for (cl_event event : forgotten->take_running()) {
-    if (!ended(event)) when_complete(event, [forgotten](cl_int) {});
-    clReleaseEvent(event);
+  for (cl_command_queue queue : forgotten->take_queues()) {
+    cl_event marker = nullptr;
+    if (clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker) == CL_SUCCESS) {
+      clFlush(queue);
+      when_complete(marker, [forgotten](cl_int) {});
+      clReleaseEvent(marker);
+    }
+    clReleaseCommandQueue(queue);
   }
 }
 

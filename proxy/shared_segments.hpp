@@ -6,7 +6,6 @@
 #include <CL/cl.h>
 #include <sys/types.h>
 
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,18 +26,19 @@ class AttachedSegment {
   // The segment's bytes from `offset` for a transfer of `size` bytes in `context`;
   // ClError(CL_INVALID_VALUE) if they are not all inside it.
   std::byte* memory(cl_context context, uint64_t offset, uint64_t size);
-  // Keeps the segment mapped while `event`'s command runs, without a completion thread: those
-  // that have ended are let go as later ones come (in-process non-blocking transfers, where a
-  // hand-over per command cost a window of 64 KiB transfers a third of its speed on NVIDIA).
-  void hold_while_running(cl_event event);
-  // The commands held that may still be running (retained; the caller releases them).
-  std::vector<cl_event> take_running();
+  // Notes that commands of `queue` use the segment and no completion thread follows them
+  // (in-process non-blocking transfers: a hand-over per command cost a window of 64 KiB
+  // transfers a third of its speed on NVIDIA). The queue is retained until the segment is
+  // forgotten, when a marker on it tells when those commands have ended.
+  void used_by(cl_command_queue queue);
+  // The queues noted (retained; the caller releases them).
+  std::vector<cl_command_queue> take_queues();
 
  private:
   std::unique_ptr<transport::SharedSegment> segment_;
   std::mutex mutex_;
   std::map<cl_context, cl_mem> page_locked_;  // the wrapping buffers
-  std::deque<cl_event> running_;
+  std::vector<cl_command_queue> queues_;
 };
 
 class SharedSegments {
