@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "log.hpp"
@@ -221,6 +222,23 @@ ApplyKernelArgs::Reply execute(Call& call, const ApplyKernelArgs::Request& reque
 
 namespace {
 
+// PoCL 3.1 keeps a launch's number of work-groups in 32 bits: from 2^32 groups on it aborts
+// ("max_wgs > 0") or dies of SIGILL, taking the proxy and its other clients down
+// (docs/FINDINGS.md). Such a launch to a PoCL device fails instead; other runtimes are asked.
+bool too_many_groups_for_runtime(cl_command_queue queue, const EnqueueNDRangeKernel::Request& request) {
+  if (request.global_size.empty() ||
+      work_groups_at_most(request.global_size.data(), request.local_size.empty() ? nullptr : request.local_size.data(),
+                          request.work_dim) <= UINT32_MAX)
+    return false;
+  cl_device_id device = nullptr;
+  cl_platform_id platform = nullptr;
+  char name[64] = {};
+  return clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) == CL_SUCCESS &&
+         clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) == CL_SUCCESS &&
+         clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr) == CL_SUCCESS &&
+         std::string_view(name) == "Portable Computing Language";
+}
+
 void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_kernel kernel = call.session.get<cl_kernel>(request.kernel);
@@ -232,6 +250,7 @@ void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {
     throw ClError{CL_INVALID_VALUE};
   if (!request.global_size.empty() && work_items_overflow(request.global_size.data(), request.work_dim))
     throw ClError{CL_INVALID_GLOBAL_WORK_SIZE};
+  if (too_many_groups_for_runtime(enqueue.queue, request)) throw ClError{CL_OUT_OF_RESOURCES};
   for (const KernelArg& arg : request.args) apply(call.session, kernel, arg);
   const auto pointer = [](const std::vector<uint64_t>& values) -> const size_t* {
     static_assert(sizeof(size_t) == sizeof(uint64_t));
