@@ -99,7 +99,7 @@ std::unique_ptr<transport::ControlChannel> Connection::offer_control_channel() {
   if (channel)
     channel->listen([this](Bytes&& frame) { on_control(std::move(frame)); },
                     [this] { lose("its shared control channel broke"); }, config.max_message_bytes,
-                    config.poll_spin);
+                    config.poll_spin, [this] { return replies_due_.load(std::memory_order_relaxed) != 0; });
   return channel;
 }
 
@@ -203,6 +203,7 @@ void Connection::expect_reply(uint64_t sequence, const std::shared_ptr<PendingRe
   std::lock_guard lock(pending_mutex_);
   if (lost_) throw ClError{peer_lost_status};
   pending_.emplace(sequence, pending);
+  replies_due_.store(pending_.size(), std::memory_order_relaxed);
   pending->polled = link_ && !control_;  // a shared control channel's reader needs no polling of MPI
   if (pending->polled) link_->expect(1);
 }
@@ -213,6 +214,7 @@ std::shared_ptr<Connection::PendingReply> Connection::take_pending(uint64_t sequ
   if (it == pending_.end()) return nullptr;
   auto pending = std::move(it->second);
   pending_.erase(it);
+  replies_due_.store(pending_.size(), std::memory_order_relaxed);
   if (pending->polled) link_->expect(-1);
   return pending;
 }
@@ -285,6 +287,7 @@ void Connection::lose(const char* why, log::Level level) {
   {
     std::lock_guard lock(pending_mutex_);
     abandoned.swap(pending_);
+    replies_due_.store(0, std::memory_order_relaxed);
     for (const auto& [sequence, pending] : abandoned)
       if (pending->polled) link_->expect(-1);
     control = control_.get();

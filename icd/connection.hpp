@@ -172,6 +172,7 @@ class Connection final : transport::InProcessClient {
   std::atomic<protocol::ObjectId> next_id_{protocol::first_session_id};
   std::mutex pending_mutex_;
   std::unordered_map<uint64_t, std::shared_ptr<PendingReply>> pending_;
+  std::atomic<size_t> replies_due_{0};  // pending_.size(), read by the control channel's reader
   transport::InProcessBackend* in_process_ = nullptr;
   // In-process transfers whose status came before receive() or receive() before the status.
   std::mutex statuses_mutex_;

@@ -11,6 +11,9 @@
 #include <thread>
 #include <unordered_map>
 
+#include "proxy/waiting.hpp"
+#include "transport/polling.hpp"
+
 namespace hivecl::proxy {
 
 namespace {
@@ -49,6 +52,7 @@ struct QueueWaiter {
   std::condition_variable more;
   std::deque<Pending> pending;
   std::atomic<size_t> count{0};  // pending.size(), read without the lock while spinning
+  bool nudged = false;           // a wait is likely soon: poll again (expect_wait)
 };
 
 // Waiters by native queue. Never destroyed: their threads may outlive static destruction.
@@ -68,11 +72,11 @@ constexpr auto spin_for_more = std::chrono::microseconds(100);
 
 void serve_queue(cl_command_queue queue, std::shared_ptr<QueueWaiter> waiter) {
   while (true) {
-    for (const auto until = std::chrono::steady_clock::now() + spin_for_more;
-         waiter->count.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until;)
-      sched_yield();
+    const auto more = [&] { return waiter->count.load(std::memory_order_acquire) != 0; };
+    if (!transport::poll_for(more, spin_for_more))
+      transport::poll_for([&] { return more() || !clients_waiting(); }, transport::longest_busy_poll);
     std::unique_lock lock(waiter->mutex);
-    if (!waiter->more.wait_for(lock, idle_before_exit, [&] { return !waiter->pending.empty(); })) {
+    if (!waiter->more.wait_for(lock, idle_before_exit, [&] { return !waiter->pending.empty() || waiter->nudged; })) {
       // Leave only if nothing arrived meanwhile; the registry's lock comes first, as in add's caller.
       lock.unlock();
       std::lock_guard registry_lock(registry().mutex);
@@ -80,6 +84,10 @@ void serve_queue(cl_command_queue queue, std::shared_ptr<QueueWaiter> waiter) {
       if (!waiter->pending.empty()) continue;
       registry().waiters.erase(queue);
       return;
+    }
+    if (waiter->pending.empty()) {  // nudged
+      waiter->nudged = false;
+      continue;
     }
     QueueWaiter::Pending next = std::move(waiter->pending.front());
     waiter->pending.pop_front();
@@ -132,6 +140,21 @@ bool already_ended(cl_event event, cl_int& status) {
 void wait_then(cl_event event, const Action& action) {
   const cl_int waited = clWaitForEvents(1, &event);
   action(waited == CL_SUCCESS ? CL_COMPLETE : reached_status(event, waited));
+}
+
+void expect_wait(cl_command_queue queue) {
+  std::shared_ptr<QueueWaiter> waiter;
+  {
+    std::lock_guard registry_lock(registry().mutex);
+    const auto found = registry().waiters.find(queue);
+    if (found == registry().waiters.end()) return;
+    waiter = found->second;
+  }
+  {
+    std::lock_guard lock(waiter->mutex);
+    waiter->nudged = true;
+  }
+  waiter->more.notify_one();
 }
 
 void when_finished(cl_command_queue queue, Action action) {

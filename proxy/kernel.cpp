@@ -260,6 +260,7 @@ void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {
   check(clEnqueueNDRangeKernel(enqueue.queue, kernel, request.work_dim, pointer(request.global_offset),
                                pointer(request.global_size), pointer(request.local_size), enqueue.wait_count(),
                                enqueue.wait_list(), event_wanted(request.tail.event, event)));
+  if (!call.caller_waits) expect_wait(enqueue.queue);
   keep_event(call, request.tail.event, event);
 }
 

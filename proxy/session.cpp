@@ -9,10 +9,26 @@
 #include "log.hpp"
 #include "proxy/executors.hpp"
 #include "proxy/server.hpp"
+#include "transport/polling.hpp"
 
 namespace hivecl::proxy {
 
 using namespace protocol;
+
+namespace {
+
+std::atomic<int> replies_owed{0};
+
+}  // namespace
+
+bool clients_waiting() { return replies_owed.load(std::memory_order_relaxed) > 0; }
+
+void Replier::owe() {
+  owed_ = true;
+  replies_owed.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Replier::paid() { replies_owed.fetch_sub(1, std::memory_order_relaxed); }
 
 void Replier::send_status(cl_int status) const { link_->send_status(sequence_, status); }
 
@@ -200,6 +216,8 @@ bool Session::next_frame(Bytes& frame) {
   // cost of a wake-up.
   for (int spin = 0; spin < 100 && inbox_size_.load(std::memory_order_acquire) == 0 && !lost_; ++spin)
     sched_yield();
+  transport::poll_for([this] { return inbox_size_.load(std::memory_order_acquire) != 0 || lost_ || !clients_waiting(); },
+                      transport::longest_busy_poll);
   std::unique_lock lock(inbox_mutex_);
   // A client that connected but never said Hello is dropped once its token could no longer be
   // claimed. (The connect timeout was too short: under load a Hello came later, and the client
@@ -232,7 +250,7 @@ namespace {
 template <class M>
 void run_request(Session& session, uint64_t sequence, const typename M::Request& request,
                  std::vector<CallerWait>* caller_waits = nullptr) {
-  const Replier replier = session.replier(sequence);
+  Replier replier = session.replier(sequence);
   if constexpr (M::bulk == Bulk::to_proxy) {
     // No valid request carries more than one buffer's worth: a larger announcement would
     // keep this session draining data that no client sends.
@@ -251,6 +269,7 @@ void run_request(Session& session, uint64_t sequence, const typename M::Request&
   }
   log::trace(M::message_name, " #", sequence);
   session.count_call();
+  if constexpr (M::opcode == Opcode::Finish || M::opcode == Opcode::WaitForEvents) replier.owe();
   Call call{.session = session, .sequence = sequence, .caller_waits = caller_waits};
   cl_int status = CL_SUCCESS;
   try {

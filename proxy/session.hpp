@@ -26,6 +26,7 @@
 #include "proxy/staging.hpp"
 #include "proxy/statistics.hpp"
 #include "proxy/usage.hpp"
+#include "proxy/waiting.hpp"
 
 namespace hivecl::proxy {
 
@@ -42,8 +43,12 @@ class Replier {
   Replier(ClientLinkPtr link, uint64_t sequence, std::shared_ptr<SessionStatistics> statistics)
       : link_(std::move(link)), sequence_(sequence), statistics_(std::move(statistics)) {}
 
+  // Counts the request among those whose client waits (clients_waiting) until reply() is called.
+  void owe();
+
   template <class M>
   void reply(cl_int status, const typename M::Reply& reply = {}) const {
+    if (owed_) paid();
     if (link_->hand_reply(M::opcode, sequence_, status, status == CL_SUCCESS ? &reply : nullptr)) return;
     protocol::FrameHeader header{.opcode = M::opcode, .kind = protocol::FrameKind::reply, .sequence = sequence_,
                                  .status = status};
@@ -58,7 +63,10 @@ class Replier {
   uint64_t sequence() const { return sequence_; }
 
  private:
+  static void paid();
+
   ClientLinkPtr link_;
+  bool owed_ = false;
   uint64_t sequence_;
   std::shared_ptr<SessionStatistics> statistics_;  // shared: a reply may outlive its session
 };

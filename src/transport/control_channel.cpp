@@ -9,6 +9,8 @@
 #include <climits>
 #include <cstring>
 
+#include "transport/polling.hpp"
+
 namespace hivecl::transport {
 
 using Clock = std::chrono::steady_clock;
@@ -79,11 +81,14 @@ void ControlRing::publish_read() {
 }
 
 ControlRing::Result ControlRing::wait(const std::function<bool()>& ready, uint32_t& signal, uint32_t& sleeping,
-                                      Clock::time_point spin_until, const std::atomic<bool>& closed) {
+                                      Clock::time_point spin_until, const std::atomic<bool>& closed,
+                                      const std::function<bool()>* expecting) {
+  const Clock::time_point busy_until = Clock::now() + longest_busy_poll;
   while (true) {
     if (closed.load(std::memory_order_acquire)) return Result::closed;
     if (ready()) return Result::done;
-    if (Clock::now() < spin_until) {
+    const Clock::time_point now = Clock::now();
+    if (now < spin_until || (expecting && *expecting && now < busy_until && (*expecting)())) {
       sched_yield();
       continue;
     }
@@ -138,7 +143,7 @@ ControlRing::Result ControlRing::take(std::byte* into, size_t size, Clock::time_
     if (available == SIZE_MAX) return Result::broken;
     if (available == 0) {
       const Result waited = wait([this] { return readable() != 0; }, header_.data_signal, header_.consumer_sleeping,
-                                 spin_until, closed);
+                                 spin_until, closed, &expecting_);
       if (waited != Result::done) return waited;
       continue;
     }
@@ -228,8 +233,9 @@ ControlChannel::~ControlChannel() {
 }
 
 void ControlChannel::listen(OnFrame on_frame, std::function<void()> on_broken, uint64_t max_frame,
-                            std::chrono::microseconds spin) {
+                            std::chrono::microseconds spin, std::function<bool()> expecting) {
   std::lock_guard lock(reader_mutex_);
+  incoming_->poll_while(std::move(expecting));
   reader_ = std::thread([this, on_frame = std::move(on_frame), on_broken = std::move(on_broken), max_frame, spin] {
     reader_id_ = std::this_thread::get_id();
     read_loop(on_frame, on_broken, max_frame, spin);

@@ -45,15 +45,20 @@ class ControlRing {
   // frame, then sleeps until one comes or `closed` is set.
   Result read(protocol::Bytes& frame, uint64_t max_frame, std::chrono::microseconds spin,
               const std::atomic<bool>& closed);
+  // Consumer: while `expecting()` says an answer is due, read() polls up to longest_busy_poll
+  // (transport/polling.hpp) before it sleeps. Set before reading starts.
+  void poll_while(std::function<bool()> expecting) { expecting_ = std::move(expecting); }
   // Wakes this process's thread waiting in read() or write(), to see `closed`.
   void wake();
 
  private:
   struct Header;
-  // Waits until `ready` or `closed`: polls until `spin_until`, then sleeps on `signal` with
-  // `sleeping` raised, so the other side knows to wake it.
+  // Waits until `ready` or `closed`: polls until `spin_until` (or, given `expecting`, while it
+  // says so, up to longest_busy_poll), then sleeps on `signal` with `sleeping` raised, so the
+  // other side knows to wake it.
   Result wait(const std::function<bool()>& ready, uint32_t& signal, uint32_t& sleeping,
-              std::chrono::steady_clock::time_point spin_until, const std::atomic<bool>& closed);
+              std::chrono::steady_clock::time_point spin_until, const std::atomic<bool>& closed,
+              const std::function<bool()>* expecting = nullptr);
   // Consumer: the next `size` bytes of the stream.
   Result take(std::byte* into, size_t size, std::chrono::steady_clock::time_point spin_until,
               const std::atomic<bool>& closed);
@@ -71,6 +76,7 @@ class ControlRing {
   uint64_t written_ = 0;  // this process's own counts: never read back from shared memory
   uint64_t read_ = 0;
   std::mutex write_mutex_;
+  std::function<bool()> expecting_;
 };
 
 // Both directions, and the thread that reads the incoming one.
@@ -92,7 +98,9 @@ class ControlChannel {
   const SharedSegment& segment() const { return *segment_; }
   // Starts the thread that hands each incoming frame to `on_frame`; `on_broken` runs in it if the
   // peer broke the ring (a frame over `max_frame`, an impossible count), after which it reads no more.
-  void listen(OnFrame on_frame, std::function<void()> on_broken, uint64_t max_frame, std::chrono::microseconds spin);
+  // `expecting` (optional): whether an answer is due, polled for without sleeping (ControlRing::poll_while).
+  void listen(OnFrame on_frame, std::function<void()> on_broken, uint64_t max_frame, std::chrono::microseconds spin,
+              std::function<bool()> expecting = {});
   // Any thread; false once the channel is closed or broken.
   bool send(std::span<const std::byte> frame);
   // Ends sending and reading in this process; the reader stops soon after.

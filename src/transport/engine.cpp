@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "log.hpp"
+#include "transport/polling.hpp"
 
 namespace hivecl::transport {
 
@@ -21,11 +22,8 @@ void Completion::complete(OpStatus status) {
 }
 
 OpStatus Completion::wait() const {
-  // Replies usually come within tens of microseconds: spin a little before sleeping.
-  for (int spin = 0; spin < 200; ++spin) {
-    if (status() != OpStatus::pending) return status();
-    sched_yield();
-  }
+  // The caller waits for nothing else (transport/polling.hpp).
+  if (poll_for([this] { return status() != OpStatus::pending; }, longest_busy_poll)) return status();
   state_.wait(static_cast<uint32_t>(OpStatus::pending), std::memory_order_acquire);
   return status();
 }
