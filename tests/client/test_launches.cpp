@@ -64,6 +64,14 @@ struct Launcher {
     const size_t global = count, local = 64;
     return clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, event);
   }
+  // A text property of the queue's device.
+  std::string device_text(cl_device_info param) const {
+    cl_device_id device = nullptr;
+    REQUIRE(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) == CL_SUCCESS);
+    char text[256] = {};
+    REQUIRE(clGetDeviceInfo(device, param, sizeof text - 1, text, nullptr) == CL_SUCCESS);
+    return text;
+  }
   cl_ulong messages_sent() const {
     cl_ulong sent = 0;
     REQUIRE(clGetPlatformInfo(platform, CL_PLATFORM_MESSAGES_SENT_HIVECL, sizeof sent, &sent, nullptr) == CL_SUCCESS);
@@ -114,12 +122,9 @@ TEST_CASE("a launch that fails on the proxy after returning reports it through i
 TEST_CASE("a non-blocking write that fails on the proxy after returning reports it through its event",
           "[client][write]") {
   Launcher launcher;
-  cl_device_id device = nullptr;
-  REQUIRE(clGetCommandQueueInfo(launcher.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) == CL_SUCCESS);
-  char path[32] = {};
-  REQUIRE(clGetDeviceInfo(device, CL_DEVICE_DATA_PATH_HIVECL, sizeof path, path, nullptr) == CL_SUCCESS);
+  const std::string path = launcher.device_text(CL_DEVICE_DATA_PATH_HIVECL);
   // On the memory path the proxy reads the application's memory itself, after the call returned.
-  if (std::string(path) != "memory") {
+  if (path != "memory") {
     WARN("not on the memory data path (" << path << "): nothing to check");
     return;
   }
@@ -147,11 +152,8 @@ TEST_CASE("a non-blocking write that fails on the proxy after returning reports 
 TEST_CASE("a launch of 2^32 work-groups or more fails on a PoCL device, and the proxy serves on",
           "[client][launch]") {
   Launcher launcher;
-  cl_device_id device = nullptr;
-  REQUIRE(clGetCommandQueueInfo(launcher.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) == CL_SUCCESS);
-  char version[256] = {};
-  REQUIRE(clGetDeviceInfo(device, CL_DEVICE_VERSION, sizeof version - 1, version, nullptr) == CL_SUCCESS);
-  if (std::string(version).find("PoCL") == std::string::npos) {
+  const std::string version = launcher.device_text(CL_DEVICE_VERSION);
+  if (version.find("PoCL") == std::string::npos) {
     WARN("not a PoCL device (" << version << "): nothing to check");
     return;
   }
