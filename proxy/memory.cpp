@@ -140,9 +140,9 @@ void block_in_caller(Call& call, Native native, const Enqueue& enqueue, cl_mem m
 // to the queue's waiter thread only to report an end nobody waits for cost a window of 64 KiB
 // transfers a third of its speed. Memory in a shared segment (a mapped CL_MEM_ALLOC_HOST_PTR
 // buffer) goes through the segment's page-locked mapping, kept until the device is through
-// with it (AttachedSegment::used_by). Only a blocking
-// transfer flushes, as natively: a non-blocking one is flushed by the application's own flush
-// or wait; a flush each cost such a window a fifth of its speed on NVIDIA.
+// with it (AttachedSegment::used_by). Only a blocking transfer flushes, as natively: a
+// non-blocking one is flushed by the application's own flush or wait; a flush each cost such a
+// window a fifth of its speed on NVIDIA.
 template <class Native, class Request>
 void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, const Request& request,
                        const Replier& status_to) {
@@ -151,18 +151,14 @@ void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem
   if (request.shared.segment) std::tie(segment, host) = segment_memory(call, enqueue, request.shared, request.size);
   if (request.blocking && call.caller_waits && !segment)
     return block_in_caller(call, native, enqueue, mem, request, host, status_to);
-  if (!request.blocking) {
-    if (segment) segment->used_by(enqueue.queue);
-    cl_event event = nullptr;
-    check(native(enqueue.queue, mem, CL_FALSE, request.offset, request.size, host, enqueue.wait_count(),
-                 enqueue.wait_list(), event_wanted(request.tail.event, event)));
-    return keep_event(call, request.tail.event, event);
-  }
+  if (segment && !request.blocking) segment->used_by(enqueue.queue);
   cl_event event = nullptr;
   check(native(enqueue.queue, mem, CL_FALSE, request.offset, request.size, host, enqueue.wait_count(),
-               enqueue.wait_list(), &event));
-  clFlush(enqueue.queue);
-  when_complete(call, event, [status_to, segment](cl_int status) { status_to.send_status(status); });
+               enqueue.wait_list(), request.blocking ? &event : event_wanted(request.tail.event, event)));
+  if (request.blocking) {
+    clFlush(enqueue.queue);
+    when_complete(call, event, [status_to, segment](cl_int status) { status_to.send_status(status); });
+  }
   keep_event(call, request.tail.event, event);
 }
 
