@@ -240,18 +240,26 @@ void Connection::on_control(Bytes&& frame) {
   if (pending->on_arrival) pending->on_arrival(*pending);
 }
 
+Connection::RunningCall* Connection::running_call(uint64_t sequence) const {
+  for (RunningCall* running = running_; running; running = running->outer)
+    if (running->connection == this && running->sequence == sequence) return running;
+  return nullptr;
+}
+
 // In-process: a reply handed over, in the thread that ran the request or a native callback's.
 void Connection::on_reply(Opcode opcode, uint64_t sequence, cl_int status, const void* reply) {
-  const auto pending = take_pending(sequence);
-  if (!pending) return;
-  if (status == CL_SUCCESS && !pending->take(opcode, reply)) {
+  RunningCall* running = running_call(sequence);
+  const auto pending = running ? nullptr : take_pending(sequence);
+  PendingReply* const to = running ? running->reply : pending.get();
+  if (!to) return;
+  if (status == CL_SUCCESS && !to->take(opcode, reply)) {
     log::error("in-process reply of opcode ", static_cast<unsigned>(opcode), " to another message's request");
     status = CL_OUT_OF_RESOURCES;
   }
-  pending->header = FrameHeader{.opcode = opcode, .kind = FrameKind::reply, .sequence = sequence, .status = status};
-  pending->in_memory = true;
-  pending->arrived.complete(OpStatus::done);
-  if (pending->on_arrival) pending->on_arrival(*pending);
+  to->header = FrameHeader{.opcode = opcode, .kind = FrameKind::reply, .sequence = sequence, .status = status};
+  to->in_memory = true;
+  to->arrived.complete(OpStatus::done);
+  if (to->on_arrival) to->on_arrival(*to);
 }
 
 std::shared_ptr<Incoming> Connection::receive(uint64_t sequence, void* data, size_t size) {
@@ -275,7 +283,14 @@ std::shared_ptr<Incoming> Connection::take_status(uint64_t sequence) {
   return it->second;
 }
 
-void Connection::on_status(uint64_t sequence, cl_int status) { take_status(sequence)->complete(status); }
+void Connection::on_status(uint64_t sequence, cl_int status) {
+  if (RunningCall* running = running_call(sequence); running && running->status) {
+    *running->status = status;
+    running->status_arrived = true;
+    return;
+  }
+  take_status(sequence)->complete(status);
+}
 
 void Connection::lose(const char* why, log::Level level) {
   if (lost_.exchange(true)) return;

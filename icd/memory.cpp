@@ -191,15 +191,19 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
   uint64_t sequence = 0;
   const SharedRange shared = shared_range(connection, pointer, size);
   const ObjectId id = use_mem(mem, command, Access::reads, offset, size);
-  connection->call<ReadBuffer>({.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
-                                .tail = command.tail(),
-                                .host_address = shared.segment ? 0 : host_address(connection, pointer),
-                                .shared = shared, .blocking = blocking},
-                               {}, &sequence);
-  if (connection->in_process() && !blocking) {
+  const ReadBuffer::Request request{.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
+                                    .tail = command.tail(),
+                                    .host_address = shared.segment ? 0 : host_address(connection, pointer),
+                                    .shared = shared, .blocking = blocking};
+  if (connection->in_process()) {
+    const cl_int status = blocking ? connection->call_blocking_transfer<ReadBuffer>(request)
+                                   : (connection->call<ReadBuffer>(request), CL_SUCCESS);
     command.complete(type);
+    if (blocking) command.queue()->settle(command.position());  // earlier reads' unpacking (rectangles)
+    check(status);
     return;
   }
+  connection->call<ReadBuffer>(request, {}, &sequence);
   auto incoming = connection->receive(sequence, pointer, size);
   command.queue()->add_pending({incoming, command.position(), HostRange::of(pointer, size)});
   command.complete(type, incoming);
@@ -240,10 +244,14 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
     command.complete(type);
     return;
   }
-  uint64_t sequence = 0;
-  connection->call<WriteBuffer>(request, bulk, &sequence);
+  if (connection->in_process() && blocking) {
+    const cl_int status = connection->call_blocking_transfer<WriteBuffer>(request);
+    command.complete(type);
+    check(status);
+    return;
+  }
+  connection->call<WriteBuffer>(request, bulk);
   command.complete(type);
-  if (connection->in_process() && blocking) check(connection->receive(sequence, nullptr, 0)->wait());
 }
 
 // --- rectangular transfers ---
