@@ -6,6 +6,8 @@
 // take a Replier instead and answer from a native callback.
 #pragma once
 
+#include <array>
+
 #include "protocol/messages.hpp"
 #include "proxy/completion.hpp"
 #include "proxy/session.hpp"
@@ -140,9 +142,14 @@ inline cl_event* event_wanted(protocol::ObjectId id, cl_event& event) {
 // a command that the client did not wait for and that could not be enqueued.
 void keep_failed_event(Call& call, protocol::ObjectId queue, protocol::ObjectId id, cl_int status);
 // Reads a native clGet*Info value whole; `query(size, value, size_ret)` is the bound clGet*Info.
+// Most values are small: one call with room for them, instead of asking the size first (a
+// native query cost 0.24 µs on NVIDIA).
 template <class Query>
 protocol::Bytes query_info(Query&& query) {
+  std::array<std::byte, 64> small;
   size_t size = 0;
+  if (query(small.size(), small.data(), &size) == CL_SUCCESS && size <= small.size())
+    return protocol::Bytes(small.begin(), small.begin() + static_cast<std::ptrdiff_t>(size));
   check(query(0, nullptr, &size));
   protocol::Bytes value(size);
   check(query(size, value.empty() ? nullptr : value.data(), nullptr));
