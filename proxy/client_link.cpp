@@ -21,7 +21,7 @@ bool MpiClientLink::share_control(const protocol::Hello::Request& hello, const C
   if (hello.control_bytes == 0 || control_ || forgotten_) return false;
   control_ = transport::ControlChannel::attach(hello.pid, hello.control_fd, hello.control_inode, hello.control_bytes);
   if (!control_) return false;
-  control_->listen(on_frame_, std::move(on_broken), config.max_message_bytes, config.poll_spin, clients_waiting);
+  control_->listen(on_frame_, std::move(on_broken), config.max_message_bytes, config.session_poll_spin(), clients_waiting);
   shared_control_.store(control_.get(), std::memory_order_release);
   return true;
 }

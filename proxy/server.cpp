@@ -38,7 +38,7 @@ protocol::ProxyRecord Server::make_record() const {
 }
 
 int Server::run() {
-  engine_.start({.spin = config_.poll_spin, .max_sleep = config_.poll_sleep, .max_message_bytes = config_.max_message_bytes});
+  engine_.start({.spin = config_.session_poll_spin(), .max_sleep = config_.poll_sleep, .max_message_bytes = config_.max_message_bytes});
   std::optional<protocol::Bytes> secret;
   if (!config_.secret_file.empty()) {
     std::string why;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "hivecl_build_config.hpp"
@@ -83,6 +84,17 @@ const std::map<std::string, Setter>& setters() {
       {"connect_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.connect_timeout); }},
       {"poll_spin_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_spin); }},
       {"poll_sleep_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_sleep); }},
+      {"proxy_poll_spin_us", [](Config& c, const std::string& v) {
+         std::chrono::microseconds spin{};
+         if (v == "auto") {
+           c.proxy_poll_spin.reset();
+         } else if (parse_duration(v, spin)) {
+           c.proxy_poll_spin = spin;
+         } else {
+           return false;
+         }
+         return true;
+       }},
       {"chunk_bytes", [](Config& c, const std::string& v) { return parse_u64(v, c.chunk_bytes, 4096, 1u << 30); }},
       {"data_path", [](Config& c, const std::string& v) {
          transport::DataPathChoice choice;
@@ -169,6 +181,7 @@ std::string Config::describe() const {
        << "connect_timeout_ms = " << connect_timeout.count() << "\n"
        << "poll_spin_us = " << poll_spin.count() << "\n"
        << "poll_sleep_us = " << poll_sleep.count() << "\n"
+       << "proxy_poll_spin_us = " << (proxy_poll_spin ? std::to_string(proxy_poll_spin->count()) : "auto") << "\n"
        << "chunk_bytes = " << chunk_bytes << "\n"
        << "data_path = " << data_path << "\n"
        << "control_path = " << control_path << "\n"
@@ -184,6 +197,12 @@ std::string Config::describe() const {
        << "session_max_memory_bytes = " << session_max_memory_bytes << "\n"
        << "secret_file = " << secret_file << "\n";
   return text.str();
+}
+
+std::chrono::microseconds Config::session_poll_spin() const {
+  if (proxy_poll_spin) return *proxy_poll_spin;
+  static const unsigned cores = std::thread::hardware_concurrency();
+  return cores >= 8 ? std::chrono::microseconds(20000) : poll_spin;
 }
 
 bool Config::uses_node(const std::string& node) const {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace hivecl {
@@ -25,6 +26,9 @@ struct Config {
   std::chrono::milliseconds connect_timeout{10000}; // connecting to a proxy gives up after this
   std::chrono::microseconds poll_spin{2000};        // busy polling before backing off to sleeps
   std::chrono::microseconds poll_sleep{100};        // the longest of those sleeps: the worst added latency
+  // proxy: how long the threads that take a session's requests (its channel reader, its
+  // worker, the MPI progress thread) poll after the last one before they sleep; unset: auto
+  std::optional<std::chrono::microseconds> proxy_poll_spin;
   uint64_t chunk_bytes = 4u << 20;      // bulk data moves in pieces (staging slots, MPI messages) of this size
   std::string data_path = "auto";       // client: auto, mpi or memory (same node: the proxy copies directly)
   // client: auto (control frames through shared memory where the data path is memory) or mpi
@@ -56,6 +60,10 @@ struct Config {
   bool set(const std::string& key, const std::string& value);
   // Every setting as "key = value" lines, as a config file would hold them.
   std::string describe() const;
+  // proxy_poll_spin, or by default 20 ms on a node of 8 cores or more (a GPU node: woken
+  // threads took 30-200 us there, 5% of a GPU-bound program's rounds a few ms apart), else
+  // poll_spin (on a small machine the polling threads would take the cores from the device).
+  std::chrono::microseconds session_poll_spin() const;
   // Whether the client uses the devices of this node (the `nodes` setting).
   bool uses_node(const std::string& node) const;
   // Whether the proxy serves the device of this index (the `proxy_devices` setting).

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -77,4 +78,19 @@ TEST_CASE("proxy_devices selects devices by index and rejects what is not an ind
   CHECK(config.serves_device(2));
   CHECK_FALSE(config.set("proxy_devices", "1,gpu"));
   CHECK(config.proxy_devices == "0, 2");
+}
+
+TEST_CASE("proxy_poll_spin_us is a duration or auto (by the node's cores)", "[config]") {
+  Config config;
+  REQUIRE(config.set("poll_spin_us", "1500"));
+  const auto automatic = config.session_poll_spin();
+  CHECK((automatic == std::chrono::microseconds(20000) || automatic == std::chrono::microseconds(1500)));
+  CHECK(config.describe().find("proxy_poll_spin_us = auto") != std::string::npos);
+  REQUIRE(config.set("proxy_poll_spin_us", "5000"));
+  CHECK(config.session_poll_spin() == std::chrono::microseconds(5000));
+  CHECK(config.describe().find("proxy_poll_spin_us = 5000") != std::string::npos);
+  CHECK_FALSE(config.set("proxy_poll_spin_us", "soon"));
+  CHECK(config.session_poll_spin() == std::chrono::microseconds(5000));  // a bad value changes nothing
+  REQUIRE(config.set("proxy_poll_spin_us", "auto"));
+  CHECK(config.session_poll_spin() == automatic);
 }
