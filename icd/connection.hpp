@@ -241,9 +241,13 @@ typename M::Reply Connection::run_in_process(const typename M::Request& request,
   RunningCall running{.connection = this, .sequence = next_sequence_++, .reply = &pending, .status = status,
                       .outer = running_};
   if (sequence) *sequence = running.sequence;
-  running_ = &running;
-  in_process_->run(M::opcode, running.sequence, &request, bulk);
-  running_ = running.outer;
+  {
+    struct Running {  // the thread's record of its call, also if run() throws
+      explicit Running(RunningCall& call) { running_ = &call; }
+      ~Running() { running_ = running_->outer; }
+    } scope(running);
+    in_process_->run(M::opcode, running.sequence, &request, bulk);
+  }
   requests_sent_.fetch_add(1, std::memory_order_relaxed);
   // No answer: the session is gone (the process is exiting).
   if (pending.arrived.status() == transport::OpStatus::pending || (status && !running.status_arrived &&
