@@ -188,7 +188,6 @@ const _cl_mem* host_transfer_buffer(const EnqueuedCommand& command, cl_mem buffe
 void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, void* pointer,
                bool blocking, cl_command_type type) {
   Connection* connection = command.connection();
-  uint64_t sequence = 0;
   const SharedRange shared = shared_range(connection, pointer, size);
   const ObjectId id = use_mem(mem, command, Access::reads, offset, size);
   const ReadBuffer::Request request{.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
@@ -203,6 +202,7 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
     check(status);
     return;
   }
+  uint64_t sequence = 0;
   connection->call<ReadBuffer>(request, {}, &sequence);
   auto incoming = connection->receive(sequence, pointer, size);
   command.queue()->add_pending({incoming, command.position(), HostRange::of(pointer, size)});
