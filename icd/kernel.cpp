@@ -222,12 +222,16 @@ void launch(EnqueuedCommand& command, _cl_kernel* kernel, cl_uint work_dim, cons
     kernel->accepted_shapes.clear();
   }
   std::vector<KernelArg> args = changed_args(kernel);
-  const LaunchShape shape = shape_of(command, work_dim, global_offset, global_size, local_size);
   EnqueueNDRangeKernel::Request request{
       .queue = command.queue()->id, .kernel = kernel->id, .args = args, .work_dim = work_dim,
       .global_offset = work_sizes(global_offset, work_dim), .global_size = work_sizes(global_size, work_dim),
       .local_size = work_sizes(local_size, work_dim), .tail = command.tail()};
-  if (sure_to_be_accepted(kernel, shape, args, global_size)) {
+  if (command.connection()->in_process()) {
+    // The answer comes back at once in this thread: not waiting for it would only cost the
+    // bookkeeping of a detached launch.
+    command.connection()->call<EnqueueNDRangeKernel>(request);
+  } else if (const LaunchShape shape = shape_of(command, work_dim, global_offset, global_size, local_size);
+             sure_to_be_accepted(kernel, shape, args, global_size)) {
     launch_detached(command, std::move(request), kernel);
   } else {
     command.connection()->call<EnqueueNDRangeKernel>(request);
