@@ -153,13 +153,17 @@ bool settled(_cl_event* event) {
   return !event->queue || event->queue->settled(event->position);
 }
 
+// An ended command's status never changes again: once seen, it is answered here (a query went
+// to the proxy, 4-5 us on the H100, or to the in-process session, 0.3 us more than natively).
 cl_int execution_status(_cl_event* event) {
+  if (const cl_int ended = event->ended_status.load(std::memory_order_acquire); ended <= CL_COMPLETE) return ended;
   if (!event->connection->available()) return peer_lost_status;
   cl_int status = CL_QUEUED;
   InfoReply reply(sizeof status, &status, nullptr);
   remote_info(event->connection, InfoFamily::event, event->id, CL_EVENT_COMMAND_EXECUTION_STATUS, reply);
   // Complete on the device is not complete for the application until its data has arrived.
   if (status == CL_COMPLETE && !settled(event)) return CL_RUNNING;
+  if (status <= CL_COMPLETE) event->ended_status.store(status, std::memory_order_release);
   return status;
 }
 

@@ -312,6 +312,9 @@ struct _cl_event : hivecl::icd::Shared<_cl_event> {
   cl_command_type command_type = 0;
   uint64_t position = 0;
   std::shared_ptr<hivecl::icd::Incoming> incoming;  // reads and maps: the data's arrival
+  // CL_COMPLETE or an error once the command is seen to have ended (a status that never
+  // changes again); CL_QUEUED until then.
+  std::atomic<cl_int> ended_status{CL_QUEUED};
 };
 
 struct _cl_sampler : hivecl::icd::Shared<_cl_sampler> {
