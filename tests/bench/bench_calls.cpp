@@ -15,11 +15,14 @@ using namespace hivecl::bench;
 
 namespace {
 
-// What each side needs beyond its queue: a one-argument kernel, its buffer, a completed event.
+// What each side needs beyond its queue: a one-argument kernel, its buffer, a completed event
+// and one that stays pending (a user event: HiveCL answers an ended command's status itself,
+// a pending one's status is asked of the proxy or the in-process session each time).
 struct Fixture {
   cl_kernel kernel = nullptr;
   cl_mem buffer = nullptr;
   cl_event done = nullptr;
+  cl_event pending = nullptr;
 };
 
 Fixture make_fixture(const Side& side, size_t buffer_bytes) {
@@ -31,6 +34,8 @@ Fixture make_fixture(const Side& side, size_t buffer_bytes) {
   check(status, "clCreateBuffer");
   check(clSetKernelArg(fixture.kernel, 0, sizeof fixture.buffer, &fixture.buffer), "clSetKernelArg");
   check(clEnqueueMarkerWithWaitList(side.queue, 0, nullptr, &fixture.done), "clEnqueueMarkerWithWaitList");
+  fixture.pending = clCreateUserEvent(side.context, &status);
+  check(status, "clCreateUserEvent");
   check(clFinish(side.queue), "clFinish");
   return fixture;
 }
@@ -49,6 +54,12 @@ std::vector<Operation> operations(size_t max_bytes, std::vector<char>& host) {
        [](const Side&, const Fixture& f) {
          cl_int status;
          check(clGetEventInfo(f.done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr),
+               "clGetEventInfo");
+       }},
+      {"clGetEventInfo, pending status", 0, 200,
+       [](const Side&, const Fixture& f) {
+         cl_int status;
+         check(clGetEventInfo(f.pending, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr),
                "clGetEventInfo");
        }},
       {"clSetKernelArg", 0, 200,
