@@ -194,11 +194,15 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
                                     .tail = command.tail(),
                                     .host_address = shared.segment ? 0 : host_address(connection, pointer),
                                     .shared = shared, .blocking = blocking};
-  if (connection->in_process()) {
-    const cl_int status = blocking ? connection->call_blocking_transfer<ReadBuffer>(request)
-                                   : (connection->call<ReadBuffer>(request), CL_SUCCESS);
+  if (connection->in_process() && !blocking) {
+    connection->call<ReadBuffer>(request);
     command.complete(type);
-    if (blocking) command.queue()->settle(command.position());  // earlier reads' unpacking (rectangles)
+    return;
+  }
+  if (connection->in_process()) {
+    const cl_int status = connection->call_blocking_transfer<ReadBuffer>(request);
+    command.complete(type);
+    command.queue()->settle(command.position());  // earlier reads' unpacking (rectangles)
     check(status);
     return;
   }
