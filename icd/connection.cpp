@@ -233,11 +233,21 @@ void Connection::on_control(Bytes&& frame) {
     return;
   }
   const auto pending = take_pending(header.sequence);
-  if (!pending) return;
+  if (!pending) {
+    if (header.status != CL_SUCCESS) note_detached_failure(header);
+    return;
+  }
   pending->header = header;
   pending->frame = std::move(frame);
   pending->arrived.complete(OpStatus::done);
   if (pending->on_arrival) pending->on_arrival(*pending);
+}
+
+// A request sent without a pending reply failed (send_detached): its event already reports it.
+void Connection::note_detached_failure(const FrameHeader& header) {
+  detached_failures_.fetch_add(1, std::memory_order_release);
+  log::warn("a request of opcode ", static_cast<unsigned>(header.opcode), " sent without waiting failed on proxy ",
+            record_.node, " (status ", header.status, "); its event reports the failure");
 }
 
 Connection::RunningCall* Connection::running_call(uint64_t sequence) const {

@@ -97,6 +97,12 @@ class Connection final : transport::InProcessClient {
   // Sends a request that has no reply.
   template <class M>
   void post(const typename M::Request& request);
+  // Sends a request that the proxy answers only if it fails (protocol::answered_only_on_failure),
+  // with no pending reply: such a failure counts in detached_failures().
+  template <class M>
+  void send_detached(const typename M::Request& request);
+  // How many requests sent by send_detached() the proxy has refused so far.
+  uint64_t detached_failures() const { return detached_failures_.load(std::memory_order_acquire); }
   // Receives the bulk data of request `sequence` into `data` (on the memory path the
   // proxy writes it there itself; only the status comes).
   std::shared_ptr<Incoming> receive(uint64_t sequence, void* data, size_t size);
@@ -174,6 +180,7 @@ class Connection final : transport::InProcessClient {
   // The pending reply of request `sequence`, taken away; null if none.
   std::shared_ptr<PendingReply> take_pending(uint64_t sequence);
   void on_control(protocol::Bytes&& frame);
+  void note_detached_failure(const protocol::FrameHeader& header);
   void on_reply(protocol::Opcode opcode, uint64_t sequence, cl_int status, const void* reply) override;
   void on_status(uint64_t sequence, cl_int status) override;
   std::shared_ptr<Incoming> take_status(uint64_t sequence);
@@ -197,6 +204,7 @@ class Connection final : transport::InProcessClient {
   std::mutex pending_mutex_;
   std::unordered_map<uint64_t, std::shared_ptr<PendingReply>> pending_;
   std::atomic<size_t> replies_due_{0};  // pending_.size(), read by the control channel's reader
+  std::atomic<uint64_t> detached_failures_{0};
   transport::InProcessBackend* in_process_ = nullptr;
   // In-process transfers whose status came before receive() or receive() before the status.
   std::mutex statuses_mutex_;
@@ -293,6 +301,14 @@ template <class M>
 void Connection::post(const typename M::Request& request) {
   static_assert(!M::has_reply);
   if (!connected_ || lost_) return;
+  send_request<M>(request, nullptr);
+}
+
+template <class M>
+void Connection::send_detached(const typename M::Request& request) {
+  static_assert(M::has_reply);
+  if (!connected_) ensure_connected();
+  if (lost_) throw ClError{peer_lost_status};
   send_request<M>(request, nullptr);
 }
 

@@ -201,25 +201,20 @@ bool sure_to_be_accepted(const _cl_kernel* kernel, const LaunchShape& shape, con
 }
 
 // A launch the proxy is sure to accept is sent without waiting for its answer (VOCL and
-// rCUDA do the same for kernel launches); should it fail all the same, its event reports
-// the failure and the kernel's next launch resends every argument.
-void launch_detached(EnqueuedCommand& command, EnqueueNDRangeKernel::Request&& request, _cl_kernel* kernel) {
+// rCUDA do the same for kernel launches), and the proxy answers it only if it fails: its
+// event then reports the failure, and the connection's kernels resend every argument.
+void launch_detached(EnqueuedCommand& command, EnqueueNDRangeKernel::Request&& request) {
   request.detached = true;
-  command.connection()->call_later<EnqueueNDRangeKernel>(
-      request, [in_doubt = kernel->args_in_doubt](cl_int status, const EnqueueNDRangeKernel::Reply&) {
-        if (status == CL_SUCCESS) return;
-        in_doubt->store(true);
-        log::warn("a kernel launch failed on the proxy after clEnqueueNDRangeKernel had returned (status ", status,
-                  "); its event reports the failure");
-      });
+  command.connection()->send_detached<EnqueueNDRangeKernel>(request);
 }
 
 // Sends the launch of `kernel` (its arguments' lock held) with what changed since its last one.
 void launch(EnqueuedCommand& command, _cl_kernel* kernel, cl_uint work_dim, const size_t* global_offset,
             const size_t* global_size, const size_t* local_size, cl_command_type type) {
-  if (kernel->args_in_doubt->exchange(false)) {
+  if (const uint64_t failures = command.connection()->detached_failures(); kernel->failures_seen != failures) {
     for (KernelArgSlot& slot : kernel->args) slot.launched.reset();
     kernel->accepted_shapes.clear();
+    kernel->failures_seen = failures;
   }
   std::vector<KernelArg> args = changed_args(kernel);
   EnqueueNDRangeKernel::Request request{
@@ -232,7 +227,7 @@ void launch(EnqueuedCommand& command, _cl_kernel* kernel, cl_uint work_dim, cons
     command.connection()->call<EnqueueNDRangeKernel>(request);
   } else if (const LaunchShape shape = shape_of(command, work_dim, global_offset, global_size, local_size);
              sure_to_be_accepted(kernel, shape, args, global_size)) {
-    launch_detached(command, std::move(request), kernel);
+    launch_detached(command, std::move(request));
   } else {
     command.connection()->call<EnqueueNDRangeKernel>(request);
     if (kernel->accepted_shapes.size() == max_accepted_shapes) kernel->accepted_shapes.erase(kernel->accepted_shapes.begin());
@@ -347,12 +342,8 @@ CL_API_ENTRY cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel, cl_int
     std::lock_guard lock(source_kernel->args_mutex);
     source_kernel->connection->call<CloneKernel>({.id = clone->id, .source = source_kernel->id});
     clone->args = source_kernel->args;
-    // A failed detached launch leaves the parent's (so the clone's) native arguments unknown.
-    if (source_kernel->args_in_doubt->load()) {
-      for (KernelArgSlot& slot : clone->args) slot.launched.reset();
-    } else {
-      clone->accepted_shapes = source_kernel->accepted_shapes;
-    }
+    clone->accepted_shapes = source_kernel->accepted_shapes;
+    clone->failures_seen = source_kernel->failures_seen;  // in doubt if its source is
     // Spanning contexts: the parts are made anew from the source (the clone's record of the
     // arguments is the application's, and every part's proxy gets them at its first launch).
     if (!source_kernel->parts.empty()) add_parts(clone.get(), kernel_name(source_kernel));

@@ -295,9 +295,11 @@ struct _cl_kernel : hivecl::icd::Shared<_cl_kernel> {
   std::mutex args_mutex;
   std::vector<KernelArgSlot> args;
   std::vector<LaunchShape> accepted_shapes;
-  // Set when a launch that was not waited for failed on the proxy: which arguments the proxy
-  // holds is then unknown, so the next launch sends all and waits.
-  std::shared_ptr<std::atomic<bool>> args_in_doubt = std::make_shared<std::atomic<bool>>(false);
+  // The count of the connection's detached launches that failed on the proxy
+  // (Connection::detached_failures) when `args` and `accepted_shapes` were last known right:
+  // after a newer failure which arguments the proxy holds is unknown, so the next launch sends
+  // all and waits.
+  uint64_t failures_seen = 0;
   // Spanning contexts: the same kernel on the other connections (their ids are the replicas),
   // each with its own record of what its proxy holds.
   std::vector<std::unique_ptr<_cl_kernel>> parts;

@@ -277,7 +277,8 @@ void run_request(Session& session, uint64_t sequence, const typename M::Request&
       return;
     } else {
       auto reply = execute(call, request);
-      if constexpr (M::has_reply) replier.reply<M>(CL_SUCCESS, reply);
+      if constexpr (M::has_reply)
+        if (!answered_only_on_failure<M>(request)) replier.reply<M>(CL_SUCCESS, reply);
       return;
     }
   } catch (const ClError& error) {

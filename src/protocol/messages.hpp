@@ -16,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 14;
+inline constexpr uint32_t protocol_version = 15;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -562,11 +562,23 @@ struct EnqueueNDRangeKernel {
     std::vector<uint64_t> global_size;
     std::vector<uint64_t> local_size;     // empty: NULL
     EnqueueTail tail;
+    // Sent without waiting (the client is sure the proxy accepts it): answered only if it fails.
     bool detached = false;
     HIVECL_FIELDS(queue, kernel, args, work_dim, global_offset, global_size, local_size, tail, detached)
   };
   using Reply = Empty;
 };
+
+// Whether the proxy answers `request` only if it fails: a detached launch, which the client
+// sends without a pending reply (a failure's reply finds none and tells the client that the
+// arguments the proxy holds are in doubt).
+template <class M>
+constexpr bool answered_only_on_failure(const typename M::Request& request) {
+  if constexpr (M::opcode == Opcode::EnqueueNDRangeKernel)
+    return request.detached;
+  else
+    return false;
+}
 
 // clCloneKernel: the native clone carries the arguments the proxy last applied; the client
 // copies its own record of them.

@@ -724,6 +724,53 @@ TEST_CASE("a request over the proxy's max_message_bytes fails, and the session w
   CHECK(clReleaseContext(setup.context) == CL_SUCCESS);
 }
 
+// A launch that goes out without waiting (its shape was accepted before) and that the proxy
+// refuses, here for want of room for its event: the application never sees it complete, and
+// the kernel's next launch sends every argument again (the refused launch's new value never
+// reached the proxy's kernel).
+TEST_CASE("a detached launch the proxy refuses never completes, and the next launch resends the arguments",
+          "[limits]") {
+  const Setup setup;  // 2 objects
+  cl_int status = CL_SUCCESS;
+  const char* source = "__kernel void put(__global int* out, int value) { out[get_global_id(0)] = value; }";
+  cl_program program = clCreateProgramWithSource(setup.context, 1, &source, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  REQUIRE(clBuildProgram(program, 0, nullptr, nullptr, nullptr, nullptr) == CL_SUCCESS);
+  cl_kernel kernel = clCreateKernel(program, "put", &status);
+  REQUIRE(status == CL_SUCCESS);
+  const size_t global = 4;
+  cl_mem buffer = clCreateBuffer(setup.context, CL_MEM_READ_WRITE, global * sizeof(int), nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);  // 5 objects
+  REQUIRE(clSetKernelArg(kernel, 0, sizeof buffer, &buffer) == CL_SUCCESS);
+  const auto launch = [&](int value, cl_event* event) {
+    REQUIRE(clSetKernelArg(kernel, 1, sizeof value, &value) == CL_SUCCESS);
+    return clEnqueueNDRangeKernel(setup.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, event);
+  };
+  REQUIRE(launch(1, nullptr) == CL_SUCCESS);  // waited for: this shape is accepted from now on
+  std::vector<cl_event> events(7);
+  for (cl_event& event : events) REQUIRE(launch(2, &event) == CL_SUCCESS);  // 12 objects: the cap
+  cl_event refused = nullptr;
+  REQUIRE(launch(3, &refused) == CL_SUCCESS);
+  REQUIRE(clFinish(setup.queue) == CL_SUCCESS);  // the refusal comes before clFinish's answer
+  cl_int refused_status = CL_COMPLETE;
+  CHECK((clGetEventInfo(refused, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof refused_status, &refused_status,
+                        nullptr) != CL_SUCCESS ||
+         refused_status < 0));
+  for (cl_event event : events) CHECK(clReleaseEvent(event) == CL_SUCCESS);
+  CHECK(clReleaseEvent(refused) == CL_SUCCESS);
+  REQUIRE(clEnqueueNDRangeKernel(setup.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr) ==
+          CL_SUCCESS);  // the value set last, 3
+  std::vector<int> written(global);
+  REQUIRE(clEnqueueReadBuffer(setup.queue, buffer, CL_TRUE, 0, global * sizeof(int), written.data(), 0, nullptr,
+                              nullptr) == CL_SUCCESS);
+  CHECK(written == std::vector<int>(global, 3));
+  CHECK(clReleaseMemObject(buffer) == CL_SUCCESS);
+  CHECK(clReleaseKernel(kernel) == CL_SUCCESS);
+  CHECK(clReleaseProgram(program) == CL_SUCCESS);
+  CHECK(clReleaseCommandQueue(setup.queue) == CL_SUCCESS);
+  CHECK(clReleaseContext(setup.context) == CL_SUCCESS);
+}
+
 // Images count their pixels against the memory cap, samplers count as objects, like buffers.
 TEST_CASE("a session's caps hold for images and samplers", "[limits]") {
   const Setup setup;  // 2 objects
