@@ -31,6 +31,11 @@ void Replier::paid() { replies_owed.fetch_sub(1, std::memory_order_relaxed); }
 
 void Replier::send_status(cl_int status) const { link_->send_status(sequence_, status); }
 
+void Replier::refuse(Opcode opcode, cl_int status) const {
+  link_->send_frame(to_bytes(FrameHeader{.opcode = opcode, .kind = FrameKind::reply, .sequence = sequence_,
+                                         .status = status}));
+}
+
 Session::Session(uint32_t number, ClientLinkPtr link, Server& server)
     : number_(number),
       link_(std::move(link)),
@@ -48,9 +53,11 @@ void Session::start() {
 }
 
 void Session::deliver(Bytes&& frame) {
+  std::unique_ptr<Inbound> request = decode_frame(frame);
+  if (!request) return;
   {
     std::lock_guard lock(inbox_mutex_);
-    inbox_.push_back(std::move(frame));
+    inbox_.push_back(std::move(request));
     inbox_size_.fetch_add(1, std::memory_order_release);
   }
   inbox_cv_.notify_one();
@@ -210,7 +217,7 @@ void Session::drain_bulk(uint64_t sequence, uint64_t size) {
   }
 }
 
-bool Session::next_frame(Bytes& frame) {
+std::unique_ptr<Session::Inbound> Session::next_request() {
   // Requests come in bursts: polling as long as the channel's reader does after a request
   // (Config::session_poll_spin) takes the next one without the cost of a wake-up, also the
   // first of a program's next round (a woken worker took 20-30 us more on the GPU machine).
@@ -227,20 +234,23 @@ bool Session::next_frame(Bytes& frame) {
       inbox_cv_.wait(lock);
     } else if (inbox_cv_.wait_until(lock, deadline) == std::cv_status::timeout && inbox_.empty()) {
       log::warn("no Hello while its watchdog token could be claimed");
-      return false;
+      return nullptr;
     }
   }
-  if (lost_) return false;
-  frame = std::move(inbox_.front());
+  if (lost_) return nullptr;
+  std::unique_ptr<Inbound> request = std::move(inbox_.front());
   inbox_.pop_front();
   inbox_size_.fetch_sub(1, std::memory_order_relaxed);
-  return true;
+  return request;
 }
 
 void Session::work() {
   const log::SessionScope scope(number_);
-  Bytes frame;
-  while (!ending_ && next_frame(frame)) handle(frame);
+  while (!ending_) {
+    const std::unique_ptr<Inbound> request = next_request();
+    if (!request) break;
+    request->run(*this);
+  }
   teardown();
 }
 
@@ -292,32 +302,49 @@ void run_request(Session& session, uint64_t sequence, const typename M::Request&
 }
 
 template <class M>
-void run_message(Session& session, const FrameHeader& header, Reader& reader) {
+struct DecodedRequest final : Session::Inbound {
+  uint64_t sequence = 0;
   typename M::Request request;
-  if (!decode(reader, request) || !reader.at_end()) {
-    log::warn("malformed ", M::message_name, " request");
-    if constexpr (M::has_reply) session.replier(header.sequence).reply<M>(CL_INVALID_VALUE);
-    return;
+  void run(Session& session) override { run_request<M>(session, sequence, request); }
+};
+
+// A request refused when its frame was decoded (unknown or malformed), answered in its turn
+// unless its message has no reply.
+struct RefusedRequest final : Session::Inbound {
+  RefusedRequest(const FrameHeader& header, cl_int status, bool answered)
+      : opcode(header.opcode), sequence(header.sequence), status(status), answered(answered) {}
+  void run(Session& session) override {
+    if (answered) session.replier(sequence).refuse(opcode, status);
   }
-  run_request<M>(session, header.sequence, request);
-}
+  Opcode opcode;
+  uint64_t sequence;
+  cl_int status;
+  bool answered;
+};
 
 }  // namespace
 
-void Session::handle(const Bytes& frame) {
+std::unique_ptr<Session::Inbound> Session::decode_frame(const Bytes& frame) const {
   Reader reader(frame);
   FrameHeader header;
   if (!decode(reader, header) || header.magic != frame_magic || header.kind != FrameKind::request) {
-    log::warn("dropped a frame without a valid header");
-    return;
+    log::warn("session ", number_, ": dropped a frame without a valid header");
+    return nullptr;
   }
-  const bool known = visit_opcode(header.opcode, [&]<class M>() { run_message<M>(*this, header, reader); });
-  if (!known) {
-    log::warn("unknown opcode ", static_cast<unsigned>(header.opcode));
-    FrameHeader reply{.opcode = header.opcode, .kind = FrameKind::reply, .sequence = header.sequence,
-                      .status = CL_INVALID_OPERATION};
-    link_->send_frame(to_bytes(reply));
-  }
+  std::unique_ptr<Inbound> decoded;
+  const bool known = visit_opcode(header.opcode, [&]<class M>() {
+    auto request = std::make_unique<DecodedRequest<M>>();
+    request->sequence = header.sequence;
+    if (decode(reader, request->request) && reader.at_end()) {
+      decoded = std::move(request);
+    } else {
+      log::warn("session ", number_, ": malformed ", M::message_name, " request");
+      decoded = std::make_unique<RefusedRequest>(header, CL_INVALID_VALUE, M::has_reply);
+    }
+  });
+  if (known) return decoded;
+  log::warn("session ", number_, ": unknown opcode ", static_cast<unsigned>(header.opcode));
+  return std::make_unique<RefusedRequest>(header, CL_INVALID_OPERATION, true);
 }
 
 void Session::run(Opcode opcode, uint64_t sequence, const void* request, std::vector<CallerWait>& waits) {

@@ -58,6 +58,8 @@ class Replier {
     if (status == CL_SUCCESS) protocol::encode(writer, reply);
     link_->send_frame(std::move(frame));
   }
+  // Answers a request that could not be run (unknown or malformed) with `status` alone.
+  void refuse(protocol::Opcode opcode, cl_int status) const;
   // Sends the status of a transfer to the client on this request's data tag, after its data.
   void send_status(cl_int status) const;
   uint64_t sequence() const { return sequence_; }
@@ -84,8 +86,14 @@ class Session {
   // at a time, instead of start()'s worker, and without encoding: `request` is message
   // `opcode`'s Request. The caller then waits for `waits` itself.
   void run(protocol::Opcode opcode, uint64_t sequence, const void* request, std::vector<CallerWait>& waits);
-  // Engine thread: a control frame arrived.
+  // The link's thread (control channel reader or MPI engine): a control frame arrived. It is
+  // decoded here, off the worker's path (a stream of launches goes at the worker's pace).
   void deliver(protocol::Bytes&& frame);
+  // A request delivered, decoded, for the worker to run in its turn.
+  struct Inbound {
+    virtual ~Inbound() = default;
+    virtual void run(Session& session) = 0;
+  };
   // The client is gone (watchdog) or the proxy shuts down: stop and release everything.
   void lose();
   bool finished() const { return finished_.load(); }
@@ -140,8 +148,8 @@ class Session {
 
  private:
   void work();
-  void handle(const protocol::Bytes& frame);
-  bool next_frame(protocol::Bytes& frame);
+  std::unique_ptr<Inbound> decode_frame(const protocol::Bytes& frame) const;
+  std::unique_ptr<Inbound> next_request();
   void teardown();
   void drop_staging(cl_context context);
 
@@ -155,7 +163,7 @@ class Session {
   std::thread worker_;
   std::mutex inbox_mutex_;
   std::condition_variable inbox_cv_;
-  std::deque<protocol::Bytes> inbox_;
+  std::deque<std::unique_ptr<Inbound>> inbox_;
   std::atomic<size_t> inbox_size_{0};  // read without the lock while spinning
   std::atomic<bool> lost_{false};
   std::atomic<bool> finished_{false};
