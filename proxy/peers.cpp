@@ -445,7 +445,7 @@ class PeerSend : public std::enable_shared_from_this<PeerSend> {
   cl_mem mem_;
   uint64_t offset_, size_;
   std::unique_ptr<QueueMarkers> after_;
-  StagingRing& ring_;  // the session's: retired only once its slots are back
+  StagingRing& ring_;  // the session's: given back only once its slots are back
   std::atomic<size_t> unread_{0};
   std::mutex mutex_;
   size_t slots_held_ = 0;      // reading or sending a chunk

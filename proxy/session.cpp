@@ -91,12 +91,12 @@ bool Session::share_control(const Hello::Request& hello) {
 StagingRing& Session::staging(cl_context context, cl_device_id device) {
   std::lock_guard lock(staging_mutex_);
   auto& ring = staging_[context];
-  if (!ring) ring = std::make_unique<StagingRing>(context, device, server_.config().staging_slots, chunk_bytes());
+  if (!ring) ring = take_ring(context, device, server_.config().staging_slots, chunk_bytes());
   return *ring;
 }
 
-// The ring holds the context: it goes with the application's last reference, once its
-// transfers have given back their slots.
+// The ring holds the native context (its queue and buffer retain it) until it is destroyed,
+// once its transfers have given back their slots, or while it stays shelved (give_back_ring).
 void Session::drop_staging(cl_context context) {
   std::unique_ptr<StagingRing> ring;
   {
@@ -106,7 +106,7 @@ void Session::drop_staging(cl_context context) {
     ring = std::move(it->second);
     staging_.erase(it);
   }
-  retire(std::move(ring));
+  give_back_ring(std::move(ring));
 }
 
 cl_device_id Session::device(ObjectId id) const {
@@ -384,7 +384,7 @@ void Session::teardown() {
     release_native(entry.kind, entry.native);
     usage_.remove(entry.device_bytes);
   }
-  for (auto& [context, ring] : staging_) retire(std::move(ring));
+  for (auto& [context, ring] : staging_) give_back_ring(std::move(ring));
   staging_.clear();
   log::info("disconnected: released ", objects.size(), " objects; holds ", usage_.objects(),
             " objects, ", usage_.memory_bytes(), " buffer bytes");

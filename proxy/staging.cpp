@@ -1,5 +1,6 @@
 #include "proxy/staging.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -8,7 +9,7 @@
 namespace hivecl::proxy {
 
 StagingRing::StagingRing(cl_context context, cl_device_id device, size_t slots, size_t slot_bytes)
-    : slot_bytes_(slot_bytes), count_(slots) {
+    : device_(device), slot_bytes_(slot_bytes), count_(slots) {
   if (!map_runtime_memory(context, device)) {
     log::warn("staging: the runtime gave no mappable host buffer of ", slots * slot_bytes,
               " bytes; using ordinary memory");
@@ -37,13 +38,56 @@ bool StagingRing::wait_idle(std::chrono::milliseconds timeout) {
   return freed_.wait_for(lock, timeout, [&] { return free_.size() == count_; });
 }
 
-void retire(std::unique_ptr<StagingRing> ring) {
-  static std::mutex mutex;
-  static std::vector<std::unique_ptr<StagingRing>> kept;
-  if (!ring || ring->wait_idle(std::chrono::seconds(2))) return;
-  log::warn("staging: slots still in use by commands that never completed; keeping their ring");
-  std::lock_guard lock(mutex);
-  kept.push_back(std::move(ring));
+namespace {
+
+// Rings of released contexts, by device. Never destroyed: a ring may hold a native context,
+// which PoCL 3.1 must not release from an exit handler (docs/FINDINGS.md).
+struct Shelf {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<StagingRing>> rings;
+  std::vector<std::unique_ptr<StagingRing>> never_idle;
+};
+Shelf& shelf() {
+  static auto* instance = new Shelf;
+  return *instance;
+}
+
+}  // namespace
+
+std::unique_ptr<StagingRing> take_ring(cl_context context, cl_device_id device, size_t slots, size_t slot_bytes) {
+  {
+    std::lock_guard lock(shelf().mutex);
+    auto& rings = shelf().rings;
+    const auto fits = [&](const auto& ring) {
+      return ring->device() == device && ring->slots() == slots && ring->slot_bytes() == slot_bytes;
+    };
+    if (const auto it = std::find_if(rings.begin(), rings.end(), fits); it != rings.end()) {
+      auto ring = std::move(*it);
+      rings.erase(it);
+      return ring;
+    }
+  }
+  return std::make_unique<StagingRing>(context, device, slots, slot_bytes);
+}
+
+void give_back_ring(std::unique_ptr<StagingRing> ring) {
+  if (!ring) return;
+  const bool idle = ring->wait_idle(std::chrono::seconds(2));
+  if (!idle) log::warn("staging: slots still in use by commands that never completed; keeping their ring");
+  {
+    std::lock_guard lock(shelf().mutex);
+    if (!idle) {
+      shelf().never_idle.push_back(std::move(ring));
+      return;
+    }
+    auto& rings = shelf().rings;
+    const auto same_device = [&](const auto& kept) { return kept->device() == ring->device(); };
+    if (std::count_if(rings.begin(), rings.end(), same_device) < static_cast<std::ptrdiff_t>(shelved_rings_per_device)) {
+      rings.push_back(std::move(ring));
+      return;
+    }
+  }
+  ring.reset();  // the shelf is full: destroyed outside its lock (it unmaps and finishes its queue)
 }
 
 StagingRing::~StagingRing() {

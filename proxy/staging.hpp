@@ -22,10 +22,17 @@ namespace hivecl::proxy {
 
 class StagingRing;
 
-// Destroys a ring once its slots are back. Some runtimes (PoCL 3.1) never call back for a
-// command whose wait list failed: such a ring's slots never return, and it is kept (never
-// freed) rather than have a late callback touch freed memory.
-void retire(std::unique_ptr<StagingRing> ring);
+// A ring for a context's transfers to `device`: one shelved by a released context of the
+// same device and sizes if there is one, else a new one made with `context`.
+std::unique_ptr<StagingRing> take_ring(cl_context context, cl_device_id device, size_t slots, size_t slot_bytes);
+// Gives back the ring of a released context once its slots are back: shelved for the next
+// context of its device (making one cost 7-10 ms on the H100, a 16 MiB page-locked buffer,
+// and another context's ring moves data as fast), up to `shelved_rings_per_device`, else
+// destroyed. The ring holds its first context (its queue and buffer retain it). Some runtimes
+// (PoCL 3.1) never call back for a command whose wait list failed: such a ring's slots never
+// return, and it is kept (never freed) rather than have a late callback touch freed memory.
+void give_back_ring(std::unique_ptr<StagingRing> ring);
+inline constexpr size_t shelved_rings_per_device = 1;
 
 class StagingRing {
  public:
@@ -44,6 +51,8 @@ class StagingRing {
   bool wait_idle(std::chrono::milliseconds timeout);
 
   size_t slot_bytes() const { return slot_bytes_; }
+  size_t slots() const { return count_; }
+  cl_device_id device() const { return device_; }
   // Waits for a free slot; memory of its own after `stall_timeout` without one.
   Slot acquire();
   // A free slot if there is one.
@@ -53,6 +62,7 @@ class StagingRing {
  private:
   bool map_runtime_memory(cl_context context, cl_device_id device);
 
+  cl_device_id device_;
   size_t slot_bytes_;
   std::byte* base_ = nullptr;
   std::unique_ptr<std::byte[]> fallback_;
