@@ -91,12 +91,11 @@ bool Session::share_control(const Hello::Request& hello) {
 StagingRing& Session::staging(cl_context context, cl_device_id device) {
   std::lock_guard lock(staging_mutex_);
   auto& ring = staging_[context];
-  if (!ring) ring = take_ring(context, device, server_.config().staging_slots, chunk_bytes());
+  if (!ring) ring = take_ring(device, server_.config().staging_slots, chunk_bytes());
   return *ring;
 }
 
-// The ring holds the native context (its queue and buffer retain it) until it is destroyed,
-// once its transfers have given back their slots, or while it stays shelved (give_back_ring).
+// The ring goes back once the context's transfers have given back their slots (give_back_ring).
 void Session::drop_staging(cl_context context) {
   std::unique_ptr<StagingRing> ring;
   {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <utility>
 
 #include "log.hpp"
@@ -21,6 +22,7 @@ StagingRing::StagingRing(cl_context context, cl_device_id device, size_t slots, 
 }
 
 bool StagingRing::map_runtime_memory(cl_context context, cl_device_id device) {
+  if (!context) return false;
   cl_int status = CL_SUCCESS;
   queue_ = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
   if (status != CL_SUCCESS) return false;
@@ -40,8 +42,8 @@ bool StagingRing::wait_idle(std::chrono::milliseconds timeout) {
 
 namespace {
 
-// Rings of released contexts, by device. Never destroyed: a ring may hold a native context,
-// which PoCL 3.1 must not release from an exit handler (docs/FINDINGS.md).
+// Rings kept for later contexts, by device, and those whose slots never came back. Never
+// destroyed, like the contexts their memory belongs to (below).
 struct Shelf {
   std::mutex mutex;
   std::vector<std::unique_ptr<StagingRing>> rings;
@@ -52,9 +54,27 @@ Shelf& shelf() {
   return *instance;
 }
 
+// The proxy's own context on `device`, made at the first ring and kept: a ring must not hold an
+// application's context after its release (PoCL kept a released client's memory while one
+// did). Never released: PoCL 3.1 must not release a context from an exit handler
+// (docs/FINDINGS.md). Null if the runtime refuses it.
+cl_context staging_context(cl_device_id device) {
+  static std::mutex mutex;
+  static auto* contexts = new std::map<cl_device_id, cl_context>;
+  std::lock_guard lock(mutex);
+  cl_context& context = (*contexts)[device];
+  cl_platform_id platform = nullptr;
+  if (!context && clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) == CL_SUCCESS) {
+    const cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform),
+                                                0};
+    context = clCreateContext(properties, 1, &device, nullptr, nullptr, nullptr);
+  }
+  return context;
+}
+
 }  // namespace
 
-std::unique_ptr<StagingRing> take_ring(cl_context context, cl_device_id device, size_t slots, size_t slot_bytes) {
+std::unique_ptr<StagingRing> take_ring(cl_device_id device, size_t slots, size_t slot_bytes) {
   {
     std::lock_guard lock(shelf().mutex);
     auto& rings = shelf().rings;
@@ -67,7 +87,7 @@ std::unique_ptr<StagingRing> take_ring(cl_context context, cl_device_id device, 
       return ring;
     }
   }
-  return std::make_unique<StagingRing>(context, device, slots, slot_bytes);
+  return std::make_unique<StagingRing>(staging_context(device), device, slots, slot_bytes);
 }
 
 void give_back_ring(std::unique_ptr<StagingRing> ring) {

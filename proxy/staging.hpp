@@ -1,4 +1,4 @@
-// The proxy's staging ring: per native context, K slots of B bytes of host memory that
+// The proxy's staging ring: for each native context, K slots of B bytes of host memory that
 // the native runtime allocated itself (a CL_MEM_ALLOC_HOST_PTR buffer mapped once,
 // which NVIDIA's driver page-locks), so the device moves them at page-locked speed.
 // A transfer takes a slot per chunk: chunk i+1 arrives in one slot while chunk i goes
@@ -22,15 +22,15 @@ namespace hivecl::proxy {
 
 class StagingRing;
 
-// A ring for a context's transfers to `device`: one shelved by a released context of the
-// same device and sizes if there is one, else a new one made with `context`.
-std::unique_ptr<StagingRing> take_ring(cl_context context, cl_device_id device, size_t slots, size_t slot_bytes);
-// Gives back the ring of a released context once its slots are back: shelved for the next
-// context of its device (making one cost 7-10 ms on the H100, a 16 MiB page-locked buffer,
-// and another context's ring moves data as fast), up to `shelved_rings_per_device`, else
-// destroyed. The ring holds its first context (its queue and buffer retain it). Some runtimes
-// (PoCL 3.1) never call back for a command whose wait list failed: such a ring's slots never
-// return, and it is kept (never freed) rather than have a late callback touch freed memory.
+// A ring for a context's transfers, first made for `device`: one kept from a released context
+// of the same device and sizes if there is one, else a new one. Rings are made with a context
+// of the proxy's own per device (made at the first), so that they outlive the application's.
+std::unique_ptr<StagingRing> take_ring(cl_device_id device, size_t slots, size_t slot_bytes);
+// Gives back the ring of a released context once its slots are back: kept for the next context
+// of its device (making one cost 7-10 ms on the H100, a 16 MiB page-locked buffer, and a ring of
+// another context moves data as fast), up to `shelved_rings_per_device`, else destroyed. Some
+// runtimes (PoCL 3.1) never call back for a command whose wait list failed: such a ring's slots
+// never return, and it is kept (never freed) rather than have a late callback touch freed memory.
 void give_back_ring(std::unique_ptr<StagingRing> ring);
 inline constexpr size_t shelved_rings_per_device = 1;
 
@@ -42,7 +42,8 @@ class StagingRing {
     std::shared_ptr<std::byte[]> overflow;  // set for memory of its own, outside the ring
   };
 
-  // Falls back to ordinary memory (and says so) where the runtime cannot map such a buffer.
+  // Falls back to ordinary memory (and says so) where the runtime cannot map such a buffer, or
+  // `context` is null.
   StagingRing(cl_context context, cl_device_id device, size_t slots, size_t slot_bytes);
   StagingRing(const StagingRing&) = delete;
   StagingRing& operator=(const StagingRing&) = delete;
