@@ -54,10 +54,10 @@ Shelf& shelf() {
   return *instance;
 }
 
-// The proxy's own context on `device`, made at the first ring and kept: a ring must not hold an
-// application's context after its release (PoCL kept a released client's memory while one
-// did). Never released: PoCL 3.1 must not release a context from an exit handler
-// (docs/FINDINGS.md). Null if the runtime refuses it.
+// The proxy's own context on `device`, made at the first ring and kept: a kept ring must not
+// hold an application's context after its release (on NVIDIA each context is one on the GPU).
+// Never released: PoCL 3.1 must not release a context from an exit handler (docs/FINDINGS.md).
+// Null if the runtime refuses it.
 cl_context staging_context(cl_device_id device) {
   static std::mutex mutex;
   static auto* contexts = new std::map<cl_device_id, cl_context>;
