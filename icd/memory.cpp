@@ -237,7 +237,7 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
   const ObjectId id = use_mem(mem, command, Access::writes, offset, size);
   WriteBuffer::Request request{.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
                                .tail = command.tail(), .host_address = address, .shared = shared,
-                               .blocking = blocking};
+                               .blocking = blocking, .transient = memory == HostMemory::hivecl};
   if (!blocking && memory == HostMemory::application && !connection->in_process()) {
     request.detached = true;
     connection->call_later<WriteBuffer>(request, [](cl_int status, const WriteBuffer::Reply&) {

@@ -164,6 +164,19 @@ void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem
   keep_event(call, request.tail.event, event);
 }
 
+// In-process, a non-blocking write from memory that the client frees once the call returns
+// (an unmap's shadow, which a release may free at once): the device reads a copy, kept until
+// the command has ended.
+void write_copy_in_place(Call& call, const Enqueue& enqueue, cl_mem mem, const WriteBuffer::Request& request) {
+  const auto* host = reinterpret_cast<const std::byte*>(request.host_address);
+  auto copy = std::make_shared<const Bytes>(host, host + request.size);
+  cl_event event = nullptr;
+  check(clEnqueueWriteBuffer(enqueue.queue, mem, CL_FALSE, request.offset, request.size, copy->data(),
+                             enqueue.wait_count(), enqueue.wait_list(), &event));
+  when_complete(event, [copy](cl_int) {});
+  keep_event(call, request.tail.event, event);
+}
+
 // The event of a command made of several chunk commands: a marker after all of them
 // (the only one when there is one). Consumes the chunk events.
 cl_event command_event(cl_command_queue queue, std::vector<cl_event>& chunks) {
@@ -398,7 +411,11 @@ void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later
   call.session.statistics().count_to_proxy(request.size);
   if (in_process(call.session)) {
     call.bulk_consumed = true;
-    transfer_in_place(call, clEnqueueWriteBuffer, enqueue, mem, request, later);
+    if (request.transient && !request.blocking && !request.shared.segment) {
+      write_copy_in_place(call, enqueue, mem, request);
+    } else {
+      transfer_in_place(call, clEnqueueWriteBuffer, enqueue, mem, request, later);
+    }
     later.reply<WriteBuffer>(CL_SUCCESS);
     return;
   }

@@ -260,7 +260,10 @@ struct WriteBuffer {
     // A non-blocking write the client did not wait for: its event reports a failure.
     bool detached = false;
     bool blocking = false;  // the client waits for the write's end right away
-    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared, detached, blocking)
+    // The client frees host_address's memory once the call returns (an unmap's shadow):
+    // in-process, where the native runtime reads that memory itself, it reads a copy.
+    bool transient = false;
+    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared, detached, blocking, transient)
     uint64_t bulk_bytes() const { return host_address || shared.segment ? 0 : size; }
   };
   using Reply = Empty;
