@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <signal.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -131,6 +132,11 @@ int main(int argc, char** argv) {
       hivecl::proxy::Server server(config, std::move(devices));
       status = server.run();
     }
+  }
+  if (status == hivecl::proxy::Server::exit_to_restart) {
+    // A thread is still inside MPI_Comm_accept, for ever: MPI cannot be finalised.
+    std::fflush(nullptr);
+    std::_Exit(status);
   }
   MPI_Finalize();
   hivecl::log::debug("MPI finalised");

@@ -63,15 +63,20 @@ int Server::run() {
   log::info("serving ", devices_.size(), " device(s); watchdog port ", watchdog_.port(), "; record ", record_path);
   accept_thread_ = std::thread([this] { accept_loop(); });
 
-  wait_for_shutdown(record_path);
+  const Ending ending = wait_for_shutdown(record_path);
   std::filesystem::remove(record_path);
   transport::withdraw_status(config_.cluster_dir, record_);
+  if (ending == Ending::accept_wedged) {
+    watchdog_.stop_admitting();
+    drain_sessions();
+  }
   stopping_ = true;
   {
     std::lock_guard lock(sessions_mutex_);
     for (auto& [number, session] : sessions_) session->lose();
   }
-  const bool accept_stopped = !watchdog_.close_turnstile() || wake_accept_thread();
+  const bool accept_stopped =
+      ending == Ending::shutdown && (!watchdog_.close_turnstile() || wake_accept_thread());
   log::debug("accept thread ", accept_stopped ? "stopped" : "stuck");
   if (accept_stopped) {
     accept_thread_.join();
@@ -88,26 +93,57 @@ int Server::run() {
   watchdog_.stop();
   if (accept_stopped) MPI_Comm_free(&accept_comm_);
   log::debug("server stopped");
+  if (ending == Ending::accept_wedged) return exit_to_restart;
   return accept_stopped ? 0 : 2;
 }
 
-void Server::wait_for_shutdown(const std::string& record_path) {
+namespace {
+
+// The termination signal that arrived within 200 ms, or 0.
+int termination_signal_in_a_while() {
   sigset_t signals;
   sigemptyset(&signals);
   for (int s : termination_signals) sigaddset(&signals, s);
   const timespec poll_interval{0, 200'000'000};
+  const int received = sigtimedwait(&signals, nullptr, &poll_interval);
+  return std::max(received, 0);
+}
+
+}  // namespace
+
+Server::Ending Server::wait_for_shutdown(const std::string& record_path) {
   for (unsigned poll = 0;; ++poll) {
     if (poll % 5 == 0) publish_status();
-    const int received = sigtimedwait(&signals, nullptr, &poll_interval);
-    if (received > 0) {
+    if (const int received = termination_signal_in_a_while()) {
       log::info("signal ", received, ": shutting down");
-      return;
+      return Ending::shutdown;
     }
     if (!std::filesystem::exists(record_path)) {
       log::info("rendezvous record removed: shutting down");
+      return Ending::shutdown;
+    }
+    // Open MPI's accept can wait for ever on a client that died inside its connect (in
+    // PMIx_Get or the lookups of ompi_comm_nextcid), and every communicator made after it
+    // waits behind it (docs/FINDINGS.md): only a new process accepts again.
+    if (watchdog_.turn_abandoned() && !wake_accept_thread()) {
+      log::error("a client died inside its MPI connection and left the accept waiting for ever: admitting no "
+                 "more clients, and restarting once the sessions have ended");
+      return Ending::accept_wedged;
+    }
+  }
+}
+
+bool Server::has_live_sessions() {
+  std::lock_guard lock(sessions_mutex_);
+  return std::any_of(sessions_.begin(), sessions_.end(), [](const auto& entry) { return !entry.second->finished(); });
+}
+
+void Server::drain_sessions() {
+  while (has_live_sessions()) {
+    if (const int received = termination_signal_in_a_while()) {
+      log::info("signal ", received, ": ending the sessions");
       return;
     }
-    if (watchdog_.turn_abandoned()) wake_accept_thread();
   }
 }
 

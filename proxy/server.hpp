@@ -43,8 +43,12 @@ class Server {
   ~Server();
 
   // Serves until a termination signal arrives (the caller has blocked those signals) or the
-  // proxy's rendezvous record is removed; returns the exit code.
+  // proxy's rendezvous record is removed; returns the exit code. Or, once a client that
+  // died inside its MPI connection left the accept waiting for ever, admits no more
+  // clients, serves its sessions to their end and returns exit_to_restart: the caller
+  // leaves MPI as it is and exits, for hivecl-cluster to start a new proxy.
   int run();
+  static constexpr int exit_to_restart = 75;  // EX_TEMPFAIL
 
   const Config& config() const { return config_; }
   transport::Engine& engine() { return engine_; }
@@ -59,8 +63,12 @@ class Server {
   void lose_session(uint32_t number);
   void reap_sessions();
   bool wake_accept_thread();
+  enum class Ending { shutdown, accept_wedged };
   // Also rewrites the status file every second meanwhile.
-  void wait_for_shutdown(const std::string& record_path);
+  Ending wait_for_shutdown(const std::string& record_path);
+  // Until the sessions have ended or a termination signal arrives.
+  void drain_sessions();
+  bool has_live_sessions();
   void publish_status();
   protocol::ProxyRecord make_record() const;
 

@@ -338,6 +338,13 @@ bool WatchdogServer::close_turnstile() {
   return turn_in_progress_;
 }
 
+void WatchdogServer::stop_admitting() {
+  close_turnstile();
+  std::lock_guard lock(mutex_);
+  admitting_ = false;
+  wake();
+}
+
 void WatchdogServer::watch_granted_turn(short revents) {
   std::lock_guard lock(mutex_);
   if (revents && turn_in_progress_ && connection_broken(granted_fd_)) {
@@ -384,6 +391,12 @@ void WatchdogServer::run() {
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
+      if (!admitting_ && listen_fd_ >= 0) {
+        close_fd(listen_fd_);
+        for (auto& challenge : challenged_) close_fd(challenge.fd);
+        challenged_.clear();
+        continue;
+      }
       fds.push_back({turn_in_progress_ && !granted_client_died_ ? granted_fd_ : -1, POLLIN, 0});
       for (auto& [key, fd] : claimed_) {
         fds.push_back({fd, POLLIN, 0});

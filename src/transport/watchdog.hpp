@@ -69,6 +69,9 @@ class WatchdogServer {
   bool turn_abandoned();
   // No more turns; true if one is in progress (its accept needs waking).
   bool close_turnstile();
+  // No more clients: closes the turnstile and the listening socket, so that clients in line
+  // and new ones fail at once; the clients of sessions stay watched.
+  void stop_admitting();
 
  private:
   struct Pending {
@@ -108,6 +111,7 @@ class WatchdogServer {
   std::deque<int> in_line_;
   std::condition_variable turn_cv_;
   bool turnstile_closed_ = false;
+  bool admitting_ = true;
   int granted_fd_ = -1;
   bool turn_in_progress_ = false;
   bool granted_client_died_ = false;

@@ -448,6 +448,38 @@ TEST_CASE("a client killed in the middle of transfers does not disturb the proxy
   work_once();
 }
 
+// Connections take turns (transport/watchdog.hpp). A client that dies with its turn before
+// MPI_Comm_connect must not keep the next one out; one that dies inside it can leave the
+// proxy's accept waiting for ever (docs/FINDINGS.md): that proxy then admits no one and
+// hivecl-cluster starts a new one once its sessions have ended, so that clients started later
+// connect. (Its own meson test: a session of this process would keep that proxy draining.)
+TEST_CASE("a client that dies while it has its turn to connect does not keep later ones out", "[turns]") {
+  const auto next_probe_connects = [] {
+    const auto [status, output] = run_program({FAULT_CLIENT_PATH, "probe", "2>&1"});
+    INFO(output);
+    CHECK(status == 0);
+  };
+  const auto desert = [](const std::string& mode) {
+    const auto [status, output] = run_program({TURN_DESERTER_PATH, mode, "2>&1"});
+    INFO("turn-deserter " << mode << ": " << output);
+    CHECK(status == 0);
+  };
+  desert("at-grant");
+  next_probe_connects();
+  for (const char* milliseconds : {"0", "2", "5", "10", "20", "50", "100", "200", "500"}) {
+    desert(std::string("in-connect ") + milliseconds);
+    const auto deadline = Clock::now() + 90s;
+    std::pair<int, std::string> probe;
+    while ((probe = run_program({FAULT_CLIENT_PATH, "probe", "2>&1"})).first != 0 && Clock::now() < deadline)
+      std::this_thread::sleep_for(200ms);
+    INFO("after a client died " << milliseconds << " ms into its MPI_Comm_connect: " << probe.second);
+    CHECK(probe.first == 0);
+  }
+  // Every proxy that found its accept wedged was replaced, and no other.
+  const size_t proxies_before = count_in_proxy_log("serving 1 device(s)") - count_in_proxy_log("left the accept waiting");
+  CHECK(proxies_before == 1);
+}
+
 TEST_CASE("clients killed mid-kernel and holding many objects are released while another works",
           "[fault][client-death]") {
   std::atomic<bool> stop{false};
