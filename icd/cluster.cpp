@@ -5,8 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <mutex>
+#include <thread>
 
 #include "log.hpp"
 #include "node.hpp"
@@ -171,7 +175,41 @@ void Cluster::watch_application_finalize() {
   MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr);
 }
 
+MPI_Comm Cluster::connect(const transport::WatchdogConnection& watchdog, std::chrono::milliseconds limit) {
+  struct Attempt {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+    bool abandoned = false;
+    MPI_Comm comm = MPI_COMM_NULL;
+  };
+  auto attempt = std::make_shared<Attempt>();
+  std::thread([attempt, port = watchdog.mpi_port(), connect_comm = connect_comm_] {
+    MPI_Comm comm = MPI_COMM_NULL;
+    if (MPI_Comm_connect(port.c_str(), MPI_INFO_NULL, 0, connect_comm, &comm) != MPI_SUCCESS) comm = MPI_COMM_NULL;
+    std::lock_guard lock(attempt->mutex);
+    if (attempt->abandoned) return;  // a late connection to a proxy given up: left as it is
+    attempt->comm = comm;
+    attempt->done = true;
+    attempt->done_cv.notify_one();
+  }).detach();
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::unique_lock lock(attempt->mutex);
+  while (!attempt->done_cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return attempt->done; })) {
+    if (watchdog.peer_closed() || std::chrono::steady_clock::now() > deadline) {
+      attempt->abandoned = true;
+      connect_abandoned_ = true;
+      return MPI_COMM_NULL;
+    }
+  }
+  return attempt->comm;
+}
+
 void Cluster::finalize_mpi() {
+  if (connect_abandoned_) {
+    log::warn("MPI is left as it is: a connection to a proxy was given up in the middle of MPI_Comm_connect");
+    return;
+  }
   if (connect_comm_ != MPI_COMM_NULL) MPI_Comm_free(&connect_comm_);
   if (mpi_ours_) MPI_Finalize();
 }

@@ -145,9 +145,9 @@ void Connection::connect() {
   auto watchdog = transport::WatchdogConnection::open(record_.watchdog_hosts, record_.watchdog_port,
                                                       config.connect_timeout, config.peer_timeout, secret);
   if (!watchdog) fail("its watchdog does not answer (is it running?) or refused this client");
-  MPI_Comm comm = MPI_COMM_NULL;
-  if (MPI_Comm_connect(watchdog->mpi_port().c_str(), MPI_INFO_NULL, 0, cluster_.connect_comm(), &comm) != MPI_SUCCESS)
-    fail("MPI_Comm_connect failed");
+  // As long as connects that waited their turn took under load (10 s and more), several times over.
+  MPI_Comm comm = cluster_.connect(*watchdog, config.connect_timeout * 6);
+  if (comm == MPI_COMM_NULL) fail("MPI_Comm_connect failed, or was given up (the proxy died or did not accept)");
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   link_ = std::make_shared<transport::Link>(comm);
   engine_.listen(link_, transport::control_tag, false, [this](Bytes&& frame) { on_control(std::move(frame)); });

@@ -523,6 +523,8 @@ WatchdogConnection& WatchdogConnection::operator=(WatchdogConnection&& other) no
 
 WatchdogConnection::~WatchdogConnection() { close_fd(fd_); }
 
+bool WatchdogConnection::peer_closed() const { return connection_broken(fd_); }
+
 // --- WatchdogMonitor -------------------------------------------------------------------
 
 WatchdogMonitor::WatchdogMonitor() {

@@ -140,6 +140,8 @@ class WatchdogConnection {
   const protocol::Bytes& token() const { return token_; }
   // The MPI port that the proxy opened for this client's turn.
   const std::string& mpi_port() const { return mpi_port_; }
+  // Whether the proxy closed this connection (it died, or gave this client up).
+  bool peer_closed() const;
 
  private:
   WatchdogConnection(int fd, protocol::Bytes token, std::string mpi_port)

@@ -532,6 +532,28 @@ TEST_CASE("clients killed mid-kernel and holding many objects are released while
   if (rss_tells_of_kept_memory()) CHECK(rss_end < rss_after_first_round + 32 * 1024);
 }
 
+// Kills the cluster's proxy while clients take their turns to connect: the one in the middle
+// of MPI_Comm_connect (which waits for ever once its proxy is gone) gives up when the proxy's
+// watchdog connection closes, those in line when their turn cannot come. Each client must
+// end; whether one was inside its connect at the kill depends on timing (the log tells).
+TEST_CASE("clients connecting to a proxy that is killed all end", "[proxy-death-connect]") {
+  const pid_t proxy = proxy_pid();
+  std::vector<std::future<std::pair<int, std::string>>> clients;
+  for (int i = 0; i < 6; ++i)
+    clients.push_back(std::async(std::launch::async, [] {
+      return run_program({"timeout", "-k", "5", "120", FAULT_CLIENT_PATH, "probe", "2>&1"});
+    }));
+  const auto deadline = Clock::now() + 60s;
+  while (count_in_proxy_log("connected: client") == 0 && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  REQUIRE(::kill(proxy, SIGKILL) == 0);
+  for (auto& client : clients) {
+    const auto [status, output] = client.get();
+    INFO(output);
+    CHECK(status != 124);  // timeout's: the client hung
+    CHECK(status != 137);
+  }
+}
+
 // Kills the cluster's proxy: run it in a cluster of its own (see tests/meson.build).
 TEST_CASE("a proxy killed under a client fails its calls within the peer timeout", "[fault][proxy-death]") {
   const Setup setup;
