@@ -549,8 +549,8 @@ TEST_CASE("clients connecting to a proxy that is killed all end", "[proxy-death-
   for (auto& client : clients) {
     const auto [status, output] = client.get();
     INFO(output);
-    CHECK(status != 124);  // timeout's: the client hung
-    CHECK(status != 137);
+    // Connected and probed, or failed a call (1); not hung (timeout's 124, 137) or crashed.
+    CHECK((status == 0 || status == 1));
   }
 }
 
