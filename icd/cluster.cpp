@@ -198,7 +198,6 @@ MPI_Comm Cluster::connect(const transport::WatchdogConnection& watchdog, std::ch
   while (!attempt->done_cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return attempt->done; })) {
     if (watchdog.peer_closed() || std::chrono::steady_clock::now() > deadline) {
       attempt->abandoned = true;
-      connect_abandoned_ = true;
       return MPI_COMM_NULL;
     }
   }
@@ -206,10 +205,6 @@ MPI_Comm Cluster::connect(const transport::WatchdogConnection& watchdog, std::ch
 }
 
 void Cluster::finalize_mpi() {
-  if (connect_abandoned_) {
-    log::warn("MPI is left as it is: a connection to a proxy was given up in the middle of MPI_Comm_connect");
-    return;
-  }
   if (connect_comm_ != MPI_COMM_NULL) MPI_Comm_free(&connect_comm_);
   if (mpi_ours_) MPI_Finalize();
 }

@@ -6,7 +6,6 @@
 
 #include <mpi.h>
 
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -41,7 +40,7 @@ class Cluster {
   // MPI_Comm_connect to `port` (MPI_COMM_NULL when it fails), given up when the proxy's
   // watchdog connection closes or after `limit`: a connect cannot be interrupted, and waits
   // for ever when the proxy dies during it (docs/FINDINGS.md). A connect given up is left
-  // in a thread of its own, and MPI is then not finalised.
+  // in a thread of its own (MPI_Finalize still returns).
   MPI_Comm connect(const transport::WatchdogConnection& watchdog, std::chrono::milliseconds limit);
   // Ends every connection and MPI (if HiveCL started it); at exit or at the application's MPI_Finalize.
   void shutdown();
@@ -70,7 +69,6 @@ class Cluster {
   std::once_flag shutdown_once_;
   bool mpi_ours_ = false;
   MPI_Comm connect_comm_ = MPI_COMM_NULL;  // MPI_COMM_SELF with errors returned
-  std::atomic<bool> connect_abandoned_{false};
 };
 
 // Builds a device from its proxy's record, as HiveCL presents it (see device.cpp).
