@@ -37,8 +37,8 @@ class Cluster {
   void start_mpi();
   // Blocks until MPI is up; false if it could not be initialised.
   bool wait_mpi();
-  // MPI_Comm_connect to `port` (MPI_COMM_NULL when it fails), given up when the proxy's
-  // watchdog connection closes or after `limit`: a connect cannot be interrupted, and waits
+  // MPI_Comm_connect to the port of `watchdog`'s turn (MPI_COMM_NULL when it fails), given up
+  // when the proxy closes that watchdog connection or after `limit`: a connect cannot be interrupted, and waits
   // for ever when the proxy dies during it (docs/FINDINGS.md). A connect given up is left
   // in a thread of its own (MPI_Finalize still returns).
   MPI_Comm connect(const transport::WatchdogConnection& watchdog, std::chrono::milliseconds limit);
