@@ -143,15 +143,10 @@ bool Cluster::init_mpi() {
                  ") does not answer; is the cluster running?");
       return false;
     }
-    // A plain process finds ompi-server through this variable (ENVIRONMENT.md).
-    const transport::ScopedEnvironment server_uri("OMPI_MCA_pmix_server_uri",
-                                       "file:" + transport::ompi_server_uri_path(config_.cluster_dir));
-    // MPI_Init runs hwloc here and in the daemon it forks; hwloc's OpenCL plugin would load
-    // HiveCL again inside them (in orted, it then started MPI there and crashed it).
-    const transport::ScopedEnvironment no_opencl_in_hwloc("HWLOC_COMPONENTS", "-opencl");
-    std::vector<std::unique_ptr<transport::ScopedEnvironment>> mpi_defaults;
-    for (const auto& [variable, value] : transport::mpi_defaults)
-      mpi_defaults.push_back(std::make_unique<transport::ScopedEnvironment>(variable, value));
+    const auto settings = transport::standalone_mpi_settings(transport::ompi_server_uri_path(config_.cluster_dir));
+    std::vector<std::unique_ptr<transport::ScopedEnvironment>> environment;
+    for (const auto& [variable, value] : settings)
+      environment.push_back(std::make_unique<transport::ScopedEnvironment>(variable.c_str(), value));
     promote_mpi_symbols();
     int provided = 0;
     const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace hivecl::transport {
 
@@ -24,6 +26,19 @@ inline constexpr MpiDefault mpi_defaults[] = {
     {"OMPI_MCA_pml_ucx_tls", "any"},
     {"OMPI_MCA_btl_tcp_flags", "send,inplace,need-ack,need-csum"},
 };
+
+// Everything a process that mpirun did not start (libhivecl in an application, and programs
+// that connect like it) sets before MPI_Init to join the cluster whose ompi-server wrote
+// `server_uri_path`, as (variable, value): ompi-server's address (ENVIRONMENT.md), no OpenCL in
+// hwloc (MPI_Init runs hwloc here and in the daemon it forks, and hwloc's OpenCL plugin would
+// load HiveCL again inside them: in orted it then started MPI there and crashed it), and
+// mpi_defaults.
+inline std::vector<std::pair<std::string, std::string>> standalone_mpi_settings(const std::string& server_uri_path) {
+  std::vector<std::pair<std::string, std::string>> settings{{"OMPI_MCA_pmix_server_uri", "file:" + server_uri_path},
+                                                            {"HWLOC_COMPONENTS", "-opencl"}};
+  for (const auto& [variable, value] : mpi_defaults) settings.emplace_back(variable, value);
+  return settings;
+}
 
 // Sets an environment variable unless the user did; for as long as this object lives, so that
 // settings meant for MPI_Init do not reach the application's own child processes.

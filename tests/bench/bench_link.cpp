@@ -40,9 +40,8 @@ enum Order : int64_t { ping_pong, stream, quit };
 // MPI as HiveCL's client and proxy start it: singletons that find ompi-server, same PML.
 void init_mpi() {
   const std::string uri = std::string(std::getenv("HIVECL_CLUSTER_DIR")) + "/ompi-server.uri";
-  setenv("OMPI_MCA_pmix_server_uri", ("file:" + uri).c_str(), 0);
-  setenv("HWLOC_COMPONENTS", "-opencl", 0);
-  for (const auto& [variable, value] : hivecl::transport::mpi_defaults) setenv(variable, value, 0);
+  for (const auto& [variable, value] : hivecl::transport::standalone_mpi_settings(uri))
+    setenv(variable.c_str(), value.c_str(), 0);
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
   if (provided < MPI_THREAD_MULTIPLE) die("MPI_Init_thread(MPI_THREAD_MULTIPLE)", -1);

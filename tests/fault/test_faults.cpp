@@ -159,7 +159,6 @@ bool work_correctly(int seed = 7) {
 
 void work_once() { CHECK(work_correctly()); }
 
-// The proxy's resident memory (it runs on this node).
 // Whether the proxy's RSS tells of memory it keeps. Not under ASan: its quarantine keeps freed
 // memory (up to 256 MiB) and fills at the pace of the frees, so a later sample is larger
 // without a leak; LeakSanitizer at the proxy's exit is the check there (with-cluster.sh fails
@@ -173,6 +172,7 @@ bool rss_tells_of_kept_memory() {
 #endif
 }
 
+// The proxy's resident memory (it runs on this node).
 size_t proxy_rss_kib() {
   std::ifstream status("/proc/" + std::to_string(proxy_pid()) + "/status");
   std::string line;

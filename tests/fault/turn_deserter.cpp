@@ -39,10 +39,8 @@ std::optional<transport::WatchdogConnection> wait_for_turn(const Config& config)
 
 // Starts MPI as libhivecl does when the application has not (icd/cluster.cpp).
 void init_mpi(const Config& config) {
-  ::setenv("OMPI_MCA_pmix_server_uri", ("file:" + transport::ompi_server_uri_path(config.cluster_dir)).c_str(), 1);
-  // The daemon MPI_Init forks must not load OpenCL (and HiveCL, sanitized or not) through hwloc.
-  ::setenv("HWLOC_COMPONENTS", "-opencl", 1);
-  for (const auto& [variable, value] : transport::mpi_defaults) ::setenv(variable, value, 0);
+  for (const auto& [variable, value] : transport::standalone_mpi_settings(transport::ompi_server_uri_path(config.cluster_dir)))
+    ::setenv(variable.c_str(), value.c_str(), 0);
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
 }
