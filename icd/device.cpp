@@ -144,6 +144,11 @@ std::unique_ptr<_cl_device_id> make_device(Connection* connection, const protoco
   const auto& type = device->info[CL_DEVICE_TYPE];
   if (type.error == CL_SUCCESS && type.value.size() == sizeof(cl_device_type))
     std::memcpy(&device->type, type.value.data(), sizeof device->type);
+  cl_uint address_bits = 64;
+  const auto& bits = device->info[CL_DEVICE_ADDRESS_BITS];
+  if (bits.error == CL_SUCCESS && bits.value.size() == sizeof address_bits)
+    std::memcpy(&address_bits, bits.value.data(), sizeof address_bits);
+  device->size_max = address_bits >= 64 ? UINT64_MAX : (uint64_t{1} << address_bits) - 1;
   return device;
 }
 

@@ -150,28 +150,15 @@ void translate_args(_cl_kernel* kernel, _cl_kernel* part, EnqueuedCommand& comma
   }
 }
 
-// The largest value of the device's size_t (CL_DEVICE_ADDRESS_BITS wide).
-uint64_t device_size_max(const _cl_device_id* device) {
-  cl_uint bits = 64;
-  const auto found = device->info.find(CL_DEVICE_ADDRESS_BITS);
-  if (found != device->info.end() && found->second.value.size() == sizeof bits)
-    std::memcpy(&bits, found->second.value.data(), sizeof bits);
-  return bits >= 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
-}
-
 // Checked here because native runtimes (PoCL 3.1) run ranges past the end of size_t.
 void check_range(const _cl_device_id* device, cl_uint work_dim, const size_t* global_offset,
                  const size_t* global_size) {
-  const uint64_t max = device_size_max(device);
+  const uint64_t max = device->size_max;
   if (work_items_overflow(global_size, work_dim)) throw ClError{CL_INVALID_GLOBAL_WORK_SIZE};
   for (cl_uint i = 0; i < work_dim; ++i) {
     if (global_size[i] > max) throw ClError{CL_INVALID_GLOBAL_WORK_SIZE};
     if (global_offset && global_offset[i] > max - global_size[i]) throw ClError{CL_INVALID_GLOBAL_OFFSET};
   }
-}
-
-std::vector<uint64_t> work_sizes(const size_t* sizes, cl_uint work_dim) {
-  return sizes ? std::vector<uint64_t>(sizes, sizes + work_dim) : std::vector<uint64_t>{};
 }
 
 // Enough for the shapes one kernel is launched with in a loop; the oldest is forgotten.
@@ -180,9 +167,9 @@ constexpr size_t max_accepted_shapes = 16;
 LaunchShape shape_of(const EnqueuedCommand& command, cl_uint work_dim, const size_t* global_offset,
                      const size_t* global_size, const size_t* local_size) {
   LaunchShape shape{.queue = command.queue()->id, .work_dim = work_dim, .offset = global_offset != nullptr,
-                    .local_size = work_sizes(local_size, work_dim)};
+                    .local_size = WorkSizes(local_size, work_dim)};
   for (cl_uint i = 0; local_size && i < work_dim; ++i)
-    shape.uniform.push_back(local_size[i] != 0 && global_size[i] % local_size[i] == 0);
+    if (local_size[i] != 0 && global_size[i] % local_size[i] == 0) shape.uniform |= 1u << i;
   return shape;
 }
 
@@ -203,7 +190,7 @@ bool sure_to_be_accepted(const _cl_kernel* kernel, const LaunchShape& shape, con
 // A launch the proxy is sure to accept is sent without waiting for its answer (VOCL and
 // rCUDA do the same for kernel launches), and the proxy answers it only if it fails: its
 // event then reports the failure, and the connection's kernels resend every argument.
-void launch_detached(EnqueuedCommand& command, EnqueueNDRangeKernel::Request&& request) {
+void launch_detached(EnqueuedCommand& command, EnqueueNDRangeKernel::Request& request) {
   request.detached = true;
   command.connection()->send_detached<EnqueueNDRangeKernel>(request);
 }
@@ -216,24 +203,23 @@ void launch(EnqueuedCommand& command, _cl_kernel* kernel, cl_uint work_dim, cons
     kernel->accepted_shapes.clear();
     kernel->failures_seen = failures;
   }
-  std::vector<KernelArg> args = changed_args(kernel);
   EnqueueNDRangeKernel::Request request{
-      .queue = command.queue()->id, .kernel = kernel->id, .args = args, .work_dim = work_dim,
-      .global_offset = work_sizes(global_offset, work_dim), .global_size = work_sizes(global_size, work_dim),
-      .local_size = work_sizes(local_size, work_dim), .tail = command.tail()};
+      .queue = command.queue()->id, .kernel = kernel->id, .args = changed_args(kernel), .work_dim = work_dim,
+      .global_offset = WorkSizes(global_offset, work_dim), .global_size = WorkSizes(global_size, work_dim),
+      .local_size = WorkSizes(local_size, work_dim), .tail = command.tail()};
   if (command.connection()->in_process()) {
     // The answer comes back at once in this thread: not waiting for it would only cost the
     // bookkeeping of a detached launch.
     command.connection()->call<EnqueueNDRangeKernel>(request);
   } else if (const LaunchShape shape = shape_of(command, work_dim, global_offset, global_size, local_size);
-             sure_to_be_accepted(kernel, shape, args, global_size)) {
-    launch_detached(command, std::move(request));
+             sure_to_be_accepted(kernel, shape, request.args, global_size)) {
+    launch_detached(command, request);
   } else {
     command.connection()->call<EnqueueNDRangeKernel>(request);
     if (kernel->accepted_shapes.size() == max_accepted_shapes) kernel->accepted_shapes.erase(kernel->accepted_shapes.begin());
     kernel->accepted_shapes.push_back(shape);
   }
-  for (KernelArg& arg : args) kernel->args[arg.index].launched = std::move(arg);
+  for (KernelArg& arg : request.args) kernel->args[arg.index].launched = std::move(arg);
   command.complete(type);
 }
 

@@ -114,6 +114,7 @@ struct _cl_device_id : hivecl::icd::IcdObject {
   hivecl::icd::Connection* connection = nullptr;
   hivecl::protocol::ObjectId id = hivecl::protocol::no_object;
   cl_device_type type = 0;
+  uint64_t size_max = UINT64_MAX;  // the largest value of the device's size_t (CL_DEVICE_ADDRESS_BITS wide)
   std::string node;
   std::map<cl_device_info, InfoValue> info;  // every parameter, as HiveCL answers it
 };
@@ -284,8 +285,8 @@ struct LaunchShape {
   hivecl::protocol::ObjectId queue = hivecl::protocol::no_object;
   uint32_t work_dim = 0;
   bool offset = false;
-  std::vector<uint64_t> local_size;  // empty: chosen by the device
-  std::vector<bool> uniform;         // per dimension: the global size is a multiple of the local
+  hivecl::protocol::WorkSizes local_size;  // empty: chosen by the device
+  uint32_t uniform = 0;  // bit i: dimension i's global size is a multiple of the local one
   bool operator==(const LaunchShape&) const = default;
 };
 

@@ -242,7 +242,7 @@ bool too_many_groups_for_runtime(cl_command_queue queue, const EnqueueNDRangeKer
 void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_kernel kernel = call.session.get<cl_kernel>(request.kernel);
-  const auto sized = [&](const std::vector<uint64_t>& values) {
+  const auto sized = [&](const WorkSizes& values) {
     return values.empty() || values.size() == request.work_dim;
   };
   if (request.work_dim > 3 || !sized(request.global_offset) || !sized(request.global_size) ||
@@ -252,7 +252,7 @@ void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {
     throw ClError{CL_INVALID_GLOBAL_WORK_SIZE};
   if (too_many_groups_for_runtime(enqueue.queue, request)) throw ClError{CL_OUT_OF_RESOURCES};
   for (const KernelArg& arg : request.args) apply(call.session, kernel, arg);
-  const auto pointer = [](const std::vector<uint64_t>& values) -> const size_t* {
+  const auto pointer = [](const WorkSizes& values) -> const size_t* {
     static_assert(sizeof(size_t) == sizeof(uint64_t));
     return values.empty() ? nullptr : reinterpret_cast<const size_t*>(values.data());
   };

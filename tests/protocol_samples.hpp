@@ -13,6 +13,8 @@ namespace hivecl::protocol::samples {
 
 template <class T>
 void fill(std::vector<T>& values, int seed);
+template <class T, size_t N>
+void fill(InlineVector<T, N>& values, int seed);
 template <Record T>
 void fill(T& record, int seed);
 
@@ -33,6 +35,12 @@ template <class T>
 void fill(std::vector<T>& values, int seed) {
   values.resize(3);
   for (auto& value : values) fill(value, seed++);
+}
+
+template <class T, size_t N>
+void fill(InlineVector<T, N>& values, int seed) {
+  values.resize(N);
+  for (size_t i = 0; i < N; ++i) fill(values.data()[i], seed++);
 }
 
 template <Record T>

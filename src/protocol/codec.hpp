@@ -5,11 +5,15 @@
 // than the input could describe: truncated, oversized or trailing input fails.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -69,15 +73,54 @@ class Reader {
   bool failed_ = false;
 };
 
+// A vector of at most N scalars held in place, for small fixed-bound lists that every call
+// carries (a launch's work sizes): making one allocates nothing. On the wire it is a vector;
+// more than N elements fail to decode.
+template <Scalar T, size_t N>
+class InlineVector {
+ public:
+  InlineVector() = default;
+  InlineVector(std::initializer_list<T> values) : InlineVector(values.begin(), values.size()) {}
+  // `values` may be null: an empty vector.
+  InlineVector(const auto* values, size_t count) {
+    if (!values) return;
+    if (count > N) throw std::length_error("InlineVector");
+    for (size_t i = 0; i < count; ++i) values_[i] = static_cast<T>(values[i]);
+    size_ = count;
+  }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  const T* data() const { return values_.data(); }
+  T* data() { return values_.data(); }
+  const T& operator[](size_t i) const { return values_[i]; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size_; }
+  // For decoding: false past N.
+  bool resize(size_t count) {
+    if (count > N) return false;
+    size_ = count;
+    return true;
+  }
+  bool operator==(const InlineVector& other) const {
+    return size_ == other.size_ && std::equal(begin(), end(), other.begin());
+  }
+
+ private:
+  std::array<T, N> values_{};
+  size_t size_ = 0;
+};
+
 template <Scalar T> void encode(Writer& w, const T& value);
 inline void encode(Writer& w, const std::string& value);
 template <class T> void encode(Writer& w, const std::vector<T>& values);
 template <Record T> void encode(Writer& w, const T& record);
+template <Scalar T, size_t N> void encode(Writer& w, const InlineVector<T, N>& values);
 
 template <Scalar T> bool decode(Reader& r, T& value);
 inline bool decode(Reader& r, std::string& value);
 template <class T> bool decode(Reader& r, std::vector<T>& values);
 template <Record T> bool decode(Reader& r, T& record);
+template <Scalar T, size_t N> bool decode(Reader& r, InlineVector<T, N>& values);
 
 template <Scalar T>
 void encode(Writer& w, const T& value) {
@@ -99,6 +142,12 @@ void encode(Writer& w, const std::vector<T>& values) {
   } else {
     for (const auto& value : values) encode(w, value);
   }
+}
+
+template <Scalar T, size_t N>
+void encode(Writer& w, const InlineVector<T, N>& values) {
+  encode_count(w, values.size());
+  w.raw(values.data(), values.size() * sizeof(T));
 }
 
 template <Record T>
@@ -149,6 +198,15 @@ bool decode(Reader& r, std::vector<T>& values) {
       if (!decode(r, value)) return false;
     return true;
   }
+}
+
+template <Scalar T, size_t N>
+bool decode(Reader& r, InlineVector<T, N>& values) {
+  static_assert(!std::is_same_v<T, bool>, "bools are decoded one by one (vector<bool>)");
+  size_t count = 0;
+  if (!decode_count(r, sizeof(T), count)) return false;
+  if (!values.resize(count)) return r.fail();
+  return r.raw(values.data(), count * sizeof(T));
 }
 
 template <Record T>

@@ -530,6 +530,9 @@ enum class ArgKind : uint8_t {
 };
 
 // One clSetKernelArg, recorded by the client and applied by the proxy at the next launch.
+// A launch's sizes, one per dimension (up to three).
+using WorkSizes = InlineVector<uint64_t, 3>;
+
 struct KernelArg {
   uint32_t index = 0;
   ArgKind kind = ArgKind::value;
@@ -561,9 +564,9 @@ struct EnqueueNDRangeKernel {
     ObjectId kernel = no_object;
     std::vector<KernelArg> args;
     uint32_t work_dim = 0;
-    std::vector<uint64_t> global_offset;  // empty: NULL
-    std::vector<uint64_t> global_size;
-    std::vector<uint64_t> local_size;     // empty: NULL
+    WorkSizes global_offset;  // empty: NULL
+    WorkSizes global_size;
+    WorkSizes local_size;     // empty: NULL
     EnqueueTail tail;
     // Sent without waiting (the client is sure the proxy accepts it): answered only if it fails.
     bool detached = false;

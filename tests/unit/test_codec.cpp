@@ -65,6 +65,16 @@ TEST_CASE("a forged count cannot make the decoder allocate or over-read", "[code
   CHECK_FALSE(from_bytes(forged, strings));
 }
 
+TEST_CASE("work sizes travel as a vector and refuse more than three", "[codec]") {
+  const std::vector<uint64_t> three{7, 8, 9};
+  WorkSizes sizes;
+  REQUIRE(from_bytes(to_bytes(three), sizes));
+  CHECK(sizes == WorkSizes{7, 8, 9});
+  CHECK(to_bytes(sizes) == to_bytes(three));
+  CHECK_FALSE(from_bytes(to_bytes(std::vector<uint64_t>{1, 2, 3, 4}), sizes));
+  CHECK(WorkSizes(static_cast<const size_t*>(nullptr), 3).empty());
+}
+
 TEST_CASE("a boolean other than 0 or 1 is rejected", "[codec]") {
   Bytes bytes{std::byte{2}};
   bool value = false;
