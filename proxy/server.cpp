@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string_view>
 #include <filesystem>
+#include <fstream>
 
 #include "log.hpp"
 #include "node.hpp"
@@ -68,6 +69,7 @@ int Server::run() {
   transport::withdraw_status(config_.cluster_dir, record_);
   if (ending == Ending::accept_wedged) {
     watchdog_.stop_admitting();
+    ask_for_replacement();
     drain_sessions();
   }
   stopping_ = true;
@@ -127,9 +129,21 @@ Server::Ending Server::wait_for_shutdown(const std::string& record_path) {
     // waits behind it (docs/FINDINGS.md): only a new process accepts again.
     if (watchdog_.turn_abandoned() && !wake_accept_thread()) {
       log::error("a client died inside its MPI connection and left the accept waiting for ever: admitting no "
-                 "more clients, and restarting once the sessions have ended");
+                 "more clients, and exiting once the sessions have ended");
       return Ending::accept_wedged;
     }
+  }
+}
+
+// The supervisor starts a new proxy as soon as this file appears, so that clients need not
+// wait for this one's sessions to end.
+void Server::ask_for_replacement() {
+  const std::string& path = config_.proxy_replacement_file;
+  if (path.empty()) return;
+  if (std::ofstream(path) << ::getpid() << '\n') {
+    log::info("asked for a new proxy beside this one (", path, ")");
+  } else {
+    log::error("cannot create ", path, ": a new proxy starts only once this one has exited");
   }
 }
 

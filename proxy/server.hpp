@@ -45,8 +45,8 @@ class Server {
   // Serves until a termination signal arrives (the caller has blocked those signals) or the
   // proxy's rendezvous record is removed; returns the exit code. Or, once a client that
   // died inside its MPI connection left the accept waiting for ever, admits no more
-  // clients, serves its sessions to their end and returns exit_to_restart: the caller
-  // leaves MPI as it is and exits, for hivecl-cluster to start a new proxy.
+  // clients, asks for a replacement (proxy_replacement_file), serves its sessions to their
+  // end and returns exit_to_restart: the caller leaves MPI as it is and exits.
   int run();
   static constexpr int exit_to_restart = 75;  // EX_TEMPFAIL
 
@@ -67,6 +67,7 @@ class Server {
   // Also rewrites the status file every second meanwhile.
   Ending wait_for_shutdown(const std::string& record_path);
   // Until the sessions have ended or a termination signal arrives.
+  void ask_for_replacement();
   void drain_sessions();
   bool has_live_sessions();
   void publish_status();

@@ -126,6 +126,7 @@ const std::map<std::string, Setter>& setters() {
          c.proxy_devices = v;
          return true;
        }},
+      {"proxy_replacement_file", [](Config& c, const std::string& v) { c.proxy_replacement_file = v; return true; }},
       {"proxy_device_type", [](Config& c, const std::string& v) {
          if (v != "all" && v != "gpu" && v != "cpu" && v != "accelerator") return false;
          c.proxy_device_type = v;
@@ -193,6 +194,7 @@ std::string Config::describe() const {
        << "proxy_platform = " << proxy_platform << "\n"
        << "proxy_device_type = " << proxy_device_type << "\n"
        << "proxy_devices = " << proxy_devices << "\n"
+       << "proxy_replacement_file = " << proxy_replacement_file << "\n"
        << "session_max_objects = " << session_max_objects << "\n"
        << "session_max_memory_bytes = " << session_max_memory_bytes << "\n"
        << "secret_file = " << secret_file << "\n";

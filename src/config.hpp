@@ -47,6 +47,10 @@ struct Config {
   std::string proxy_device_type = "all";  // proxy: all, gpu, cpu, accelerator
   std::string proxy_devices;            // proxy: indices of the devices left by the two filters above
                                         // (comma-separated, from 0); empty: all
+  // proxy: a file it creates when a client's death has wedged its MPI accept, before it
+  // serves its sessions to their end and exits (75): its supervisor (hivecl-cluster) then
+  // starts a replacement at once. Empty: none; the replacement comes after the exit.
+  std::string proxy_replacement_file;
   // proxy: caps per client session (0: none) on objects held and on buffer bytes allocated
   uint64_t session_max_objects = 0;
   uint64_t session_max_memory_bytes = 0;

@@ -17,6 +17,7 @@
 #include <future>
 #include <mutex>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,6 +47,17 @@ size_t count_in_proxy_log(const std::string& text) {
   const std::string log = proxy_log();
   size_t count = 0;
   for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++count;
+  return count;
+}
+
+// The lines of the proxy of process `pid` that hold `text` (several proxies share the log
+// after a replacement).
+size_t count_in_proxy_log(const std::string& text, pid_t pid) {
+  std::istringstream log(proxy_log());
+  const std::string writer = "hivecl-proxy[" + std::to_string(pid) + "]";
+  size_t count = 0;
+  for (std::string line; std::getline(log, line);)
+    count += line.find(writer) != std::string::npos && line.find(text) != std::string::npos;
   return count;
 }
 
@@ -450,10 +462,12 @@ TEST_CASE("a client killed in the middle of transfers does not disturb the proxy
 
 // Connections take turns (transport/watchdog.hpp). A client that dies with its turn before
 // MPI_Comm_connect must not keep the next one out; one that dies inside it can leave the
-// proxy's accept waiting for ever (docs/FINDINGS.md): that proxy then admits no one and
-// hivecl-cluster starts a new one once its sessions have ended, so that clients started later
-// connect. (Its own meson test: a session of this process would keep that proxy draining.)
+// proxy's accept waiting for ever (docs/FINDINGS.md): that proxy then admits no one, and
+// hivecl-cluster starts a new one beside it at once, so that clients started later connect
+// while the old one serves its sessions (a client holding objects here) to their end.
 TEST_CASE("a client that dies while it has its turn to connect does not keep later ones out", "[turns]") {
+  FaultClient holder("hold");
+  const pid_t first_proxy = proxy_pid();
   const auto desert = [](const std::string& mode) {
     const auto [status, output] = run_program({TURN_DESERTER_PATH, mode, "2>&1"});
     INFO("turn-deserter " << mode << ": " << output);
@@ -478,6 +492,17 @@ TEST_CASE("a client that dies while it has its turn to connect does not keep lat
   const size_t starts = count_in_proxy_log("serving 1 device(s)");
   const size_t wedges = count_in_proxy_log("left the accept waiting");
   CHECK(starts == wedges + 1);
+  // The holder's session lasted: its proxy, which admits no one once wedged, releases its
+  // objects when it dies now.
+  const std::string released = " disconnected: released 8 objects";
+  if (count_in_proxy_log("left the accept waiting", first_proxy) == 1) {
+    const size_t released_before = count_in_proxy_log(released, first_proxy);
+    holder.kill();
+    const auto deadline = Clock::now() + 10s;
+    while (count_in_proxy_log(released, first_proxy) == released_before && Clock::now() < deadline)
+      std::this_thread::sleep_for(50ms);
+    CHECK(count_in_proxy_log(released, first_proxy) == released_before + 1);
+  }
 }
 
 TEST_CASE("clients killed mid-kernel and holding many objects are released while another works",
