@@ -21,9 +21,11 @@ namespace {
 // time). Made last: while a user event is pending, NVIDIA's clFinish takes twice as long.
 struct Fixture {
   cl_kernel kernel = nullptr;
+  cl_kernel add = nullptr;  // a by-value argument besides the buffer
   cl_mem buffer = nullptr;
   cl_event done = nullptr;
   mutable cl_event pending = nullptr;
+  mutable std::vector<cl_event> launched;  // kept by the application until the round's end
 };
 
 Fixture make_fixture(const Side& side, size_t buffer_bytes) {
@@ -34,6 +36,9 @@ Fixture make_fixture(const Side& side, size_t buffer_bytes) {
   fixture.buffer = clCreateBuffer(side.context, CL_MEM_READ_WRITE, buffer_bytes, nullptr, &status);
   check(status, "clCreateBuffer");
   check(clSetKernelArg(fixture.kernel, 0, sizeof fixture.buffer, &fixture.buffer), "clSetKernelArg");
+  fixture.add = make_kernel(
+      side, "__kernel void add(__global int* data, int value) { data[get_global_id(0)] += value; }", "add");
+  check(clSetKernelArg(fixture.add, 0, sizeof fixture.buffer, &fixture.buffer), "clSetKernelArg");
   check(clEnqueueMarkerWithWaitList(side.queue, 0, nullptr, &fixture.done), "clEnqueueMarkerWithWaitList");
   check(clFinish(side.queue), "clFinish");
   return fixture;
@@ -44,6 +49,7 @@ struct Operation {
   size_t bytes;  // moved per call; 0: a latency, reported in microseconds
   int calls;     // per round
   std::function<void(const Side&, const Fixture&)> run;
+  std::function<void(const Fixture&)> after_round = nullptr;  // untimed, once the queue has finished
 };
 
 std::vector<Operation> operations(size_t max_bytes, std::vector<char>& host) {
@@ -66,6 +72,22 @@ std::vector<Operation> operations(size_t max_bytes, std::vector<char>& host) {
          const size_t one = 1;
          check(clEnqueueNDRangeKernel(s.queue, f.kernel, 1, nullptr, &one, nullptr, 0, nullptr, nullptr),
                "clEnqueueNDRangeKernel");
+       }},
+      // As a loop of dependent steps makes them (Smith-Waterman): a new value, and an event
+      // the application keeps (for profiling) until the end.
+      {"launch, new value, event kept", 0, 200,
+       [](const Side& s, const Fixture& f) {
+         const size_t one = 1;
+         const cl_int value = static_cast<cl_int>(f.launched.size());
+         check(clSetKernelArg(f.add, 1, sizeof value, &value), "clSetKernelArg");
+         cl_event event = nullptr;
+         check(clEnqueueNDRangeKernel(s.queue, f.add, 1, nullptr, &one, nullptr, 0, nullptr, &event),
+               "clEnqueueNDRangeKernel");
+         f.launched.push_back(event);
+       },
+       [](const Fixture& f) {
+         for (cl_event event : f.launched) check(clReleaseEvent(event), "clReleaseEvent");
+         f.launched.clear();
        }},
       {"kernel launch + clFinish", 0, 100,
        [](const Side& s, const Fixture& f) {
@@ -116,6 +138,7 @@ int main() {
       for (int i = 0; i < op.calls; ++i) op.run(side, fixture);
       const double seconds = seconds_since(start) / op.calls;
       check(clFinish(side.queue), "clFinish");
+      if (op.after_round) op.after_round(fixture);
       return op.bytes ? op.bytes / seconds / 1e9 : seconds * 1e6;
     });
   }
