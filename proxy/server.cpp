@@ -140,7 +140,11 @@ Server::Ending Server::wait_for_shutdown(const std::string& record_path) {
 void Server::ask_for_replacement() {
   const std::string& path = config_.proxy_replacement_file;
   if (path.empty()) return;
-  if (std::ofstream(path) << ::getpid() << '\n') {
+  // Whole or not at all: the supervisor reads this proxy's pid from it (to end it gracefully).
+  const std::string written = path + ".new";
+  std::error_code error;
+  if (std::ofstream(written) << ::getpid() << '\n') std::filesystem::rename(written, path, error);
+  if (std::filesystem::exists(path, error)) {
     log::info("asked for a new proxy beside this one (", path, ")");
   } else {
     log::error("cannot create ", path, ": a new proxy starts only once this one has exited");
