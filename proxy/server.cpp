@@ -65,13 +65,16 @@ int Server::run() {
   accept_thread_ = std::thread([this] { accept_loop(); });
 
   const Ending ending = wait_for_shutdown(record_path);
-  std::filesystem::remove(record_path);
-  transport::withdraw_status(config_.cluster_dir, record_);
   if (ending == Ending::accept_wedged) {
+    if (!transport::mark_draining(record_path)) std::filesystem::remove(record_path);
     watchdog_.stop_admitting();
     ask_for_replacement();
     drain_sessions();
+    transport::withdraw_draining(config_.cluster_dir, record_);
+  } else {
+    std::filesystem::remove(record_path);
   }
+  transport::withdraw_status(config_.cluster_dir, record_);
   stopping_ = true;
   {
     std::lock_guard lock(sessions_mutex_);
@@ -157,7 +160,8 @@ bool Server::has_live_sessions() {
 }
 
 void Server::drain_sessions() {
-  while (has_live_sessions()) {
+  for (unsigned poll = 0; has_live_sessions(); ++poll) {
+    if (poll % 5 == 0) publish_status();
     if (const int received = termination_signal_in_a_while()) {
       log::info("signal ", received, ": ending the sessions");
       return;

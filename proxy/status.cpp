@@ -65,13 +65,15 @@ std::string clock_time(int64_t seconds) {
 
 struct ProxyView {
   ProxyRecord record;
+  bool draining;  // admits no new clients (transport/rendezvous.hpp)
   bool has_status;
   ProxyStatus status;
 };
 
 void print_text(const std::vector<ProxyView>& proxies, std::ostream& out) {
-  for (const auto& [record, has_status, status] : proxies) {
-    out << "proxy on " << record.node << ", pid " << record.pid << "\n";
+  for (const auto& [record, draining, has_status, status] : proxies) {
+    out << "proxy on " << record.node << ", pid " << record.pid
+        << (draining ? " (draining: admits no new clients, exits after its last session)" : "") << "\n";
     for (const auto& device : record.devices) {
       out << "  device " << device.id << ": " << device_name(device) << " (" << device.native_platform << ")";
       if (!device.pci_bus_id.empty()) out << ", PCI " << device.pci_bus_id;
@@ -94,9 +96,9 @@ void print_text(const std::vector<ProxyView>& proxies, std::ostream& out) {
 void print_json(const Config& config, const std::vector<ProxyView>& proxies, std::ostream& out) {
   out << "{\"cluster_dir\": " << quoted(config.cluster_dir) << ", \"proxies\": [";
   const char* proxy_separator = "";
-  for (const auto& [record, has_status, status] : proxies) {
+  for (const auto& [record, draining, has_status, status] : proxies) {
     out << proxy_separator << "\n  {\"node\": " << quoted(record.node) << ", \"pid\": " << record.pid
-        << ", \"devices\": [";
+        << ", \"draining\": " << (draining ? "true" : "false") << ", \"devices\": [";
     const char* separator = "";
     for (const auto& device : record.devices) {
       out << separator << "{\"id\": " << device.id << ", \"name\": " << quoted(device_name(device))
@@ -126,10 +128,13 @@ void print_json(const Config& config, const std::vector<ProxyView>& proxies, std
 
 int print_status(const Config& config, bool json, std::ostream& out) {
   std::vector<ProxyView> proxies;
-  for (auto& record : transport::discover_proxies(config.cluster_dir)) {
-    ProxyView view{.record = std::move(record), .has_status = false, .status = {}};
-    view.has_status = transport::read_status(config.cluster_dir, view.record, view.status);
-    proxies.push_back(std::move(view));
+  for (const auto state : {transport::ProxyState::serving, transport::ProxyState::draining}) {
+    for (auto& record : transport::discover_proxies(config.cluster_dir, state)) {
+      ProxyView view{.record = std::move(record), .draining = state == transport::ProxyState::draining,
+                     .has_status = false, .status = {}};
+      view.has_status = transport::read_status(config.cluster_dir, view.record, view.status);
+      proxies.push_back(std::move(view));
+    }
   }
   if (json) {
     print_json(config, proxies, out);

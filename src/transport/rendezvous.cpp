@@ -78,17 +78,30 @@ bool read_status(const std::string& cluster_dir, const ProxyRecord& record, prot
 
 namespace {
 
+const char* extension(ProxyState state) { return state == ProxyState::serving ? ".proxy" : ".draining"; }
+
 bool known_dead(const ProxyRecord& record) {
   return record.node == hivecl::node_name() && ::kill(record.pid, 0) != 0 && errno == ESRCH;
 }
 
 }  // namespace
 
-std::vector<ProxyRecord> discover_proxies(const std::string& cluster_dir) {
+bool mark_draining(const std::string& record_path) {
+  std::error_code error;
+  fs::rename(record_path, fs::path(record_path).replace_extension(extension(ProxyState::draining)), error);
+  return !error;
+}
+
+void withdraw_draining(const std::string& cluster_dir, const ProxyRecord& record) {
+  std::error_code error;
+  fs::remove(record_base(cluster_dir, record.node, record.pid) + extension(ProxyState::draining), error);
+}
+
+std::vector<ProxyRecord> discover_proxies(const std::string& cluster_dir, ProxyState state) {
   std::vector<std::pair<std::string, ProxyRecord>> found;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(proxies_path(cluster_dir), error)) {
-    if (entry.path().extension() != ".proxy") continue;
+    if (entry.path().extension() != extension(state)) continue;
     ProxyRecord record;
     if (!read_record(entry.path(), record)) {
       log::warn("rendezvous: ignored unreadable or incompatible record ", entry.path().string());

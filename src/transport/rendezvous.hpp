@@ -3,7 +3,9 @@
 // address, its devices with all their properties; MPI ports are handed out per client by
 // the watchdog) as
 // proxies/<node>-<pid>.proxy, and its live state as proxies/<node>-<pid>.status.
-// Clients read the records to list devices without any MPI.
+// Clients read the records to list devices without any MPI. A proxy that admits no more
+// clients but still serves its sessions (its MPI accept was wedged) renames its record to
+// proxies/<node>-<pid>.draining: clients no longer see it, `hivecl-proxy --status` does.
 #pragma once
 
 #include <string>
@@ -26,9 +28,16 @@ bool publish_status(const std::string& cluster_dir, const protocol::ProxyRecord&
 void withdraw_status(const std::string& cluster_dir, const protocol::ProxyRecord& record);
 bool read_status(const std::string& cluster_dir, const protocol::ProxyRecord& record, protocol::ProxyStatus& status);
 
-// The records of the cluster's proxies, ordered by node then file name; unreadable records
-// and records of proxies that are known to be dead (same node, process gone) are skipped.
-std::vector<protocol::ProxyRecord> discover_proxies(const std::string& cluster_dir);
+// Hides the proxy's record from clients, keeping it as draining (false if it could not).
+bool mark_draining(const std::string& record_path);
+void withdraw_draining(const std::string& cluster_dir, const protocol::ProxyRecord& record);
+
+enum class ProxyState { serving, draining };
+
+// The records of the cluster's proxies in `state`, ordered by node then file name; unreadable
+// records and records of proxies that are known to be dead (same node, process gone) are skipped.
+std::vector<protocol::ProxyRecord> discover_proxies(const std::string& cluster_dir,
+                                                    ProxyState state = ProxyState::serving);
 
 // Whether the first "tcp://host[,host...]:port" endpoint in ompi-server's URI file accepts a
 // connection on one of its addresses (ompi-server lists one per interface): lets a client check

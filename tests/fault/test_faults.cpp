@@ -479,6 +479,7 @@ TEST_CASE("a client that dies while it has its turn to connect does not keep lat
     INFO("the next client, at once: " << output);
     CHECK(status == 0);
   }
+  bool draining_seen = false;
   for (const char* milliseconds : {"0", "2", "5", "10", "20", "50", "100", "200", "500"}) {
     desert(std::string("in-connect ") + milliseconds);
     const auto deadline = Clock::now() + 90s;
@@ -487,6 +488,14 @@ TEST_CASE("a client that dies while it has its turn to connect does not keep lat
       std::this_thread::sleep_for(200ms);
     INFO("after a client died " << milliseconds << " ms into its MPI_Comm_connect: " << probe.second);
     CHECK(probe.first == 0);
+    if (count_in_proxy_log("left the accept waiting", first_proxy) == 1 && !draining_seen) {
+      // The first proxy still serves the holder, and says so.
+      const auto [status, listing] = run_program({PROXY_PATH, "--status", "2>&1"});
+      INFO(listing);
+      CHECK(listing.find("pid " + std::to_string(first_proxy) + " (draining") != std::string::npos);
+      CHECK(listing.find("clients: 1") != std::string::npos);
+      draining_seen = true;
+    }
   }
   // Every proxy that found its accept wedged was replaced, and no other: one start more than wedges.
   const size_t starts = count_in_proxy_log("serving 1 device(s)");
