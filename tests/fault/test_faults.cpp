@@ -499,10 +499,14 @@ TEST_CASE("a client that dies while it has its turn to connect does not keep lat
       draining_seen = true;
     }
   }
-  // Every proxy that found its accept wedged was replaced, and no other: one start more than wedges.
+  // Every proxy that found its accept wedged was replaced, and no other: one start more than
+  // wedges, and than the aborts that UCX makes now and then of a proxy whose client died in
+  // its connect (hivecl-cluster starts a new one then too; docs/FINDINGS.md).
   const size_t starts = count_in_proxy_log("serving 1 device(s)");
   const size_t wedges = count_in_proxy_log("left the accept waiting");
-  CHECK(starts == wedges + 1);
+  const size_t aborts = count_in_proxy_log("the proxy ended abnormally");
+  INFO(wedges << " wedged, " << aborts << " ended abnormally");
+  CHECK(starts == wedges + aborts + 1);
   // The holder's session lasted: its proxy, which admits no one once wedged, releases its
   // objects when it dies now.
   const std::string released = " disconnected: released 8 objects";
