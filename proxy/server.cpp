@@ -66,7 +66,7 @@ int Server::run() {
 
   const Ending ending = wait_for_shutdown(record_path);
   if (ending == Ending::accept_wedged) {
-    if (!transport::mark_draining(record_path)) std::filesystem::remove(record_path);
+    if (!transport::mark_draining(config_.cluster_dir, record_)) std::filesystem::remove(record_path);
     watchdog_.stop_admitting();
     ask_for_replacement();
     drain_sessions();
@@ -116,10 +116,16 @@ int termination_signal_in_a_while() {
 
 }  // namespace
 
+// Rewrites the status file about once a second (every fifth poll), then waits up to 200 ms
+// for a termination signal; returns it, or 0.
+int Server::poll_for_signal(unsigned poll) {
+  if (poll % 5 == 0) publish_status();
+  return termination_signal_in_a_while();
+}
+
 Server::Ending Server::wait_for_shutdown(const std::string& record_path) {
   for (unsigned poll = 0;; ++poll) {
-    if (poll % 5 == 0) publish_status();
-    if (const int received = termination_signal_in_a_while()) {
+    if (const int received = poll_for_signal(poll)) {
       log::info("signal ", received, ": shutting down");
       return Ending::shutdown;
     }
@@ -161,8 +167,7 @@ bool Server::has_live_sessions() {
 
 void Server::drain_sessions() {
   for (unsigned poll = 0; has_live_sessions(); ++poll) {
-    if (poll % 5 == 0) publish_status();
-    if (const int received = termination_signal_in_a_while()) {
+    if (const int received = poll_for_signal(poll)) {
       log::info("signal ", received, ": ending the sessions");
       return;
     }

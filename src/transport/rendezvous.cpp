@@ -30,6 +30,8 @@ std::string record_base(const std::string& cluster_dir, const std::string& node,
   return proxies_path(cluster_dir) + "/" + node + "-" + std::to_string(pid);
 }
 
+const char* extension(ProxyState state) { return state == ProxyState::serving ? ".proxy" : ".draining"; }
+
 // Readers never see a half-written file.
 template <class Record>
 bool write_atomically(const std::string& path, const Record& record) {
@@ -59,7 +61,7 @@ bool read_record(const fs::path& path, Record& record) {
 std::string publish_proxy(const std::string& cluster_dir, const ProxyRecord& record) {
   std::error_code error;
   fs::create_directories(proxies_path(cluster_dir), error);
-  const std::string path = record_base(cluster_dir, record.node, record.pid) + ".proxy";
+  const std::string path = record_base(cluster_dir, record.node, record.pid) + extension(ProxyState::serving);
   return write_atomically(path, record) ? path : std::string();
 }
 
@@ -78,17 +80,16 @@ bool read_status(const std::string& cluster_dir, const ProxyRecord& record, prot
 
 namespace {
 
-const char* extension(ProxyState state) { return state == ProxyState::serving ? ".proxy" : ".draining"; }
-
 bool known_dead(const ProxyRecord& record) {
   return record.node == hivecl::node_name() && ::kill(record.pid, 0) != 0 && errno == ESRCH;
 }
 
 }  // namespace
 
-bool mark_draining(const std::string& record_path) {
+bool mark_draining(const std::string& cluster_dir, const ProxyRecord& record) {
+  const std::string base = record_base(cluster_dir, record.node, record.pid);
   std::error_code error;
-  fs::rename(record_path, fs::path(record_path).replace_extension(extension(ProxyState::draining)), error);
+  fs::rename(base + extension(ProxyState::serving), base + extension(ProxyState::draining), error);
   return !error;
 }
 

@@ -29,7 +29,7 @@ void withdraw_status(const std::string& cluster_dir, const protocol::ProxyRecord
 bool read_status(const std::string& cluster_dir, const protocol::ProxyRecord& record, protocol::ProxyStatus& status);
 
 // Hides the proxy's record from clients, keeping it as draining (false if it could not).
-bool mark_draining(const std::string& record_path);
+bool mark_draining(const std::string& cluster_dir, const protocol::ProxyRecord& record);
 void withdraw_draining(const std::string& cluster_dir, const protocol::ProxyRecord& record);
 
 enum class ProxyState { serving, draining };

@@ -123,12 +123,16 @@ struct FaultClient {
 };
 
 // How many sessions of a fault-client (8 objects) the proxy has released, by its log.
-size_t released_sessions() { return count_in_proxy_log(" disconnected: released 8 objects"); }
+// (Of the proxy of process `pid` only, where given: several proxies share the log after a replacement.)
+size_t released_sessions(pid_t pid = 0) {
+  const std::string released = " disconnected: released 8 objects";
+  return pid ? count_in_proxy_log(released, pid) : count_in_proxy_log(released);
+}
 
-void expect_session_released(size_t released_before) {
+void expect_session_released(size_t released_before, pid_t pid = 0) {
   const auto deadline = Clock::now() + 10s;
-  while (released_sessions() <= released_before && Clock::now() < deadline) std::this_thread::sleep_for(50ms);
-  CHECK(released_sessions() == released_before + 1);
+  while (released_sessions(pid) <= released_before && Clock::now() < deadline) std::this_thread::sleep_for(50ms);
+  CHECK(released_sessions(pid) == released_before + 1);
 }
 
 // HiveCL's device, a context and a queue on it (libhivecl is linked: the only platform is HiveCL).
@@ -509,14 +513,10 @@ TEST_CASE("a client that dies while it has its turn to connect does not keep lat
   CHECK(starts == wedges + aborts + 1);
   // The holder's session lasted: its proxy, which admits no one once wedged, releases its
   // objects when it dies now.
-  const std::string released = " disconnected: released 8 objects";
   if (count_in_proxy_log("left the accept waiting", first_proxy) == 1) {
-    const size_t released_before = count_in_proxy_log(released, first_proxy);
+    const size_t released_before = released_sessions(first_proxy);
     holder.kill();
-    const auto deadline = Clock::now() + 10s;
-    while (count_in_proxy_log(released, first_proxy) == released_before && Clock::now() < deadline)
-      std::this_thread::sleep_for(50ms);
-    CHECK(count_in_proxy_log(released, first_proxy) == released_before + 1);
+    expect_session_released(released_before, first_proxy);
   }
 }
 
