@@ -240,7 +240,7 @@ bool too_many_groups_for_runtime(cl_command_queue queue, const EnqueueNDRangeKer
 }
 
 void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {
-  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
+  Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_kernel kernel = call.session.get<cl_kernel>(request.kernel);
   const auto sized = [&](const WorkSizes& values) {
     return values.empty() || values.size() == request.work_dim;
@@ -256,10 +256,15 @@ void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {
     static_assert(sizeof(size_t) == sizeof(uint64_t));
     return values.empty() ? nullptr : reinterpret_cast<const size_t*>(values.data());
   };
+  LaunchGate& gate = call.session.launch_gate();
+  if (const cl_event closed = gate.before_launch(enqueue.queue)) enqueue.waits.push_back(closed);
   cl_event event = nullptr;
-  check(clEnqueueNDRangeKernel(enqueue.queue, kernel, request.work_dim, pointer(request.global_offset),
-                               pointer(request.global_size), pointer(request.local_size), enqueue.wait_count(),
-                               enqueue.wait_list(), event_wanted(request.tail.event, event)));
+  const cl_int status = clEnqueueNDRangeKernel(enqueue.queue, kernel, request.work_dim, pointer(request.global_offset),
+                                               pointer(request.global_size), pointer(request.local_size),
+                                               enqueue.wait_count(), enqueue.wait_list(),
+                                               event_wanted(request.tail.event, event));
+  gate.after_launch(status == CL_SUCCESS);
+  check(status);
   if (!call.caller_waits) expect_wait(enqueue.queue);
   keep_event(call, request.tail.event, event);
 }

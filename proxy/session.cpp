@@ -41,6 +41,7 @@ Session::Session(uint32_t number, ClientLinkPtr link, Server& server)
       link_(std::move(link)),
       server_(server),
       usage_(server.config().session_max_objects, server.config().session_max_memory_bytes),
+      launch_gate_(server.config().launch_gate),
       data_path_(std::make_unique<MpiDataPath>(link_)) {}
 
 Session::~Session() {
@@ -221,6 +222,7 @@ std::unique_ptr<Session::Inbound> Session::next_request() {
   // (Config::session_poll_spin) takes the next one without the cost of a wake-up, also the
   // first of a program's next round (a woken worker took 20-30 us more on the GPU machine).
   const auto waiting = [this] { return inbox_size_.load(std::memory_order_acquire) == 0 && !lost_; };
+  if (waiting()) launch_gate_.end_burst();  // the client's burst of launches has ended, or pauses
   transport::poll_for([&] { return !waiting(); }, server_.config().session_poll_spin());
   transport::poll_for([&] { return !waiting() || !clients_waiting(); }, transport::longest_busy_poll);
   std::unique_lock lock(inbox_mutex_);
@@ -276,6 +278,7 @@ void run_request(Session& session, uint64_t sequence, const typename M::Request&
     return;
   }
   log::trace(M::message_name, " #", sequence);
+  if constexpr (M::opcode != Opcode::EnqueueNDRangeKernel) session.launch_gate().end_burst();
   session.count_call();
   if constexpr (M::opcode == Opcode::Finish || M::opcode == Opcode::WaitForEvents) replier.owe();
   Call call{.session = session, .sequence = sequence, .caller_waits = caller_waits};
@@ -367,6 +370,7 @@ void Session::teardown() {
   if (!lost_.exchange(true)) link_->forget();
   server_.watchdog().release(number_);
   server_.peer_tickets().forget_session(number_);
+  launch_gate_.end_burst();
   auto objects = objects_.take_all();
   for (cl_event event : user_events_) {
     clSetUserEventStatus(event, peer_lost_status);  // CL_INVALID_OPERATION if already set

@@ -22,6 +22,7 @@
 #include "protocol/messages.hpp"
 #include "proxy/client_link.hpp"
 #include "proxy/data_path.hpp"
+#include "proxy/launch_gate.hpp"
 #include "proxy/shared_segments.hpp"
 #include "proxy/staging.hpp"
 #include "proxy/statistics.hpp"
@@ -142,6 +143,7 @@ class Session {
   StagingRing& staging(cl_context context, cl_device_id device);
   bool greeted() const { return greeted_; }
   void end() { ending_ = true; }
+  LaunchGate& launch_gate() { return launch_gate_; }
   // A user event of this session: failed at teardown if the client never set it, so that the
   // commands waiting for it end (even after the client released it).
   void hold_user_event(cl_event event);
@@ -160,6 +162,7 @@ class Session {
   SessionUsage usage_;
   std::shared_ptr<SessionStatistics> statistics_ = std::make_shared<SessionStatistics>();
   std::vector<cl_event> user_events_;  // retained; the worker thread's only
+  LaunchGate launch_gate_;
   std::thread worker_;
   std::mutex inbox_mutex_;
   std::condition_variable inbox_cv_;

@@ -80,6 +80,17 @@ const std::map<std::string, Setter>& setters() {
       {"log", log_level_setter(&Config::log_level)},
       {"proxy_log", log_level_setter(&Config::proxy_log_level)},
       {"eager_mpi_init", [](Config& c, const std::string& v) { return parse_bool(v, c.eager_mpi_init); }},
+      {"launch_gate_us", [](Config& c, const std::string& v) {
+         std::chrono::microseconds slowest{};
+         if (v == "off") {
+           c.launch_gate.reset();
+         } else if (parse_duration(v, slowest)) {
+           c.launch_gate = slowest;
+         } else {
+           return false;
+         }
+         return true;
+       }},
       {"peer_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.peer_timeout); }},
       {"connect_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.connect_timeout); }},
       {"poll_spin_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_spin); }},
@@ -178,6 +189,7 @@ std::string Config::describe() const {
        << "log = " << log_level << "\n"
        << "proxy_log = " << proxy_log_level << "\n"
        << "eager_mpi_init = " << (eager_mpi_init ? "true" : "false") << "\n"
+       << "launch_gate_us = " << (launch_gate ? std::to_string(launch_gate->count()) : "off") << "\n"
        << "peer_timeout_ms = " << peer_timeout.count() << "\n"
        << "connect_timeout_ms = " << connect_timeout.count() << "\n"
        << "poll_spin_us = " << poll_spin.count() << "\n"

@@ -978,3 +978,98 @@ DIFFERENTIAL_TEST(launch_arguments_threads, "threads launching different kernels
     CHECK(values[0] == t * 1000 + launches - 1 + 1000 + 4);  // the last launch's value
   }
 }
+
+namespace {
+
+// Each launch steps every item's state, so a launch lost, repeated or run out of order shows.
+constexpr const char* burst_source = R"CL(
+__kernel void advance(__global uint* state, uint value) {
+  const size_t i = get_global_id(0);
+  state[i] = state[i] * 3u + value + (uint)i;
+}
+)CL";
+constexpr size_t burst_items = 16;
+
+struct Burst {
+  cl_kernel kernel;
+  cl_mem state;
+  std::vector<cl_uint> expected = std::vector<cl_uint>(burst_items, 0);
+
+  // `count` launches back to back on `queue`, each with a new value, as Smith-Waterman makes
+  // them (a burst HiveCL's launch gate holds); `last` gets the last one's event.
+  cl_int launch(cl_command_queue queue, cl_uint count, cl_event* last = nullptr, size_t local = 4) {
+    for (cl_uint n = 0; n < count; ++n) {
+      const cl_uint value = 7 * n + 1;
+      if (const cl_int status = set_arg(kernel, 1, value); status != CL_SUCCESS) return status;
+      if (const cl_int status = clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &burst_items, &local, 0, nullptr,
+                                                       n + 1 == count ? last : nullptr);
+          status != CL_SUCCESS)
+        return status;
+      for (size_t i = 0; i < burst_items; ++i) expected[i] = expected[i] * 3u + value + static_cast<cl_uint>(i);
+    }
+    return CL_SUCCESS;
+  }
+  void check(Probe& probe, const std::string& what, cl_command_queue queue) {
+    const auto values = read_back<cl_uint>(queue, state, burst_items);
+    CHECK(values == expected);
+    probe.record(what + ": state", checksum(values.data(), values.size() * sizeof(cl_uint)));
+  }
+};
+
+cl_int execution_status(cl_event event) {
+  cl_int status = CL_QUEUED;
+  REQUIRE(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS);
+  return status;
+}
+
+}  // namespace
+
+DIFFERENTIAL_TEST(launch_bursts, "bursts of launches end whatever follows them", "[kernel][burst]") {
+  Setup setup = make_setup(probe);
+  Program program = build_program(probe, setup.context, burst_source);
+  Kernel kernel = create_kernel(program, "advance");
+  Buffer state = make_buffer(setup.context, burst_items * sizeof(cl_uint));
+  const std::vector<cl_uint> zeros(burst_items, 0);
+  REQUIRE(clEnqueueWriteBuffer(setup.queue, state, CL_TRUE, 0, burst_items * sizeof(cl_uint), zeros.data(), 0,
+                               nullptr, nullptr) == CL_SUCCESS);
+  require_arg(kernel, 0, state.get());
+  Burst burst{kernel, state};
+
+  probe.status("burst, then a blocking read", burst.launch(setup.queue, 64));
+  burst.check(probe, "after a blocking read", setup.queue);
+
+  Event waited;
+  probe.status("burst, then a wait", burst.launch(setup.queue, 64, waited.out()));
+  probe.status("wait for its last launch", clWaitForEvents(1, waited.out()));
+  probe.value("its status", execution_status(waited));
+
+  Event polled;
+  probe.status("burst, then polling", burst.launch(setup.queue, 64, polled.out()));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (execution_status(polled) > CL_COMPLETE && std::chrono::steady_clock::now() < give_up) {}
+  probe.value("its status once polled", execution_status(polled));
+
+  // No call at all after the burst: a runtime that submits launches as they come has run
+  // them when the application looks again; HiveCL's gate must not have held them.
+  Event left;
+  probe.status("burst, then no call", burst.launch(setup.queue, 64, left.out()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  probe.value("its status half a second later", execution_status(left));
+  burst.check(probe, "after no call", setup.queue);
+
+  // A launch refused inside a burst (its work-group size does not divide the range).
+  probe.status("burst, first part", burst.launch(setup.queue, 10));
+  probe.status("a refused launch", burst.launch(setup.queue, 1, nullptr, 3));
+  probe.status("burst, second part", burst.launch(setup.queue, 10));
+  burst.check(probe, "around a refused launch", setup.queue);
+
+  // A queue released right after its burst: its launches still run.
+  cl_int status = CL_SUCCESS;
+  Queue brief(clCreateCommandQueueWithProperties(setup.context, probe.device(), nullptr, &status));
+  REQUIRE(status == CL_SUCCESS);
+  Event released;
+  probe.status("burst on a queue then released", burst.launch(brief, 64, released.out()));
+  brief = Queue();
+  probe.status("wait for the released queue's launch", clWaitForEvents(1, released.out()));
+  burst.check(probe, "after its queue was released", setup.queue);
+}

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -11,38 +10,11 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "first_queue.hpp"
-#include "platform_named.hpp"
+#include "native_queue.hpp"
 #include "proxy/shared_segments.hpp"
 
 using hivecl::proxy::AttachedSegment;
 using hivecl::proxy::SharedSegments;
-
-namespace {
-
-// A queue on the native platform (PoCL unless HIVECL_TEST_NATIVE_PLATFORM names another).
-struct NativeQueue : FirstQueue {
-  NativeQueue() {
-    const char* name = std::getenv("HIVECL_TEST_NATIVE_PLATFORM");
-    cl_platform_id platform = hivecl::test::platform_named(name ? name : "Portable Computing Language");
-    REQUIRE(platform);
-    static_cast<FirstQueue&>(*this) = open_first_queue(platform);
-    REQUIRE(status == CL_SUCCESS);
-  }
-  ~NativeQueue() {
-    clReleaseCommandQueue(queue);
-    clReleaseContext(context);
-  }
-};
-
-// Waits up to 10 s for `condition`.
-template <class Condition>
-bool eventually(Condition condition) {
-  for (int i = 0; i < 1000 && !condition(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  return condition();
-}
-
-}  // namespace
 
 TEST_CASE("a forgotten segment stays mapped until the commands of the queues that used it have ended",
           "[shared-segment]") {
