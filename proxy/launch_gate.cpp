@@ -1,5 +1,6 @@
 #include "proxy/launch_gate.hpp"
 
+#include <system_error>
 #include <utility>
 
 #include "log.hpp"
@@ -85,10 +86,25 @@ cl_event LaunchGate::make_gate(cl_command_queue queue) {
   return status == CL_SUCCESS ? gate : nullptr;
 }
 
+bool LaunchGate::start_keeper() {
+  std::lock_guard lock(mutex_);
+  if (keeper_.joinable()) return true;
+  try {
+    keeper_ = std::thread([this] { keep(); });
+    return true;
+  } catch (const std::system_error& error) {
+    log::warn("launch gate: no keeper thread (", error.what(), ")");
+    return false;
+  }
+}
+
 void LaunchGate::arm(cl_event gate) {
+  if (!start_keeper()) {  // nothing would open it in time
+    release_gate(gate);
+    return;
+  }
   {
     std::lock_guard lock(mutex_);
-    if (!keeper_.joinable()) keeper_ = std::thread([this] { keep(); });
     gate_ = gate;
     ++generation_;
     deadline_ = Clock::now() + gate_deadline;

@@ -50,6 +50,7 @@ class LaunchGate {
   // A new gate for `queue` (null for an out-of-order queue), armed once its launch is enqueued.
   cl_event make_gate(cl_command_queue queue);
   void arm(cl_event gate);
+  bool start_keeper();
   void open() {
     if (closed_.load(std::memory_order_acquire)) open_closed();
   }
