@@ -69,6 +69,21 @@ Setter log_level_setter(std::string Config::*member) {
   };
 }
 
+// A duration in microseconds, or the word `unset` for none.
+Setter optional_duration_setter(std::optional<std::chrono::microseconds> Config::*member, std::string unset) {
+  return [member, unset](Config& c, const std::string& v) {
+    std::chrono::microseconds duration{};
+    if (v == unset) {
+      (c.*member).reset();
+    } else if (parse_duration(v, duration)) {
+      c.*member = duration;
+    } else {
+      return false;
+    }
+    return true;
+  };
+}
+
 const std::map<std::string, Setter>& setters() {
   static const std::map<std::string, Setter> table{
       {"cluster_dir", [](Config& c, const std::string& v) {
@@ -80,32 +95,12 @@ const std::map<std::string, Setter>& setters() {
       {"log", log_level_setter(&Config::log_level)},
       {"proxy_log", log_level_setter(&Config::proxy_log_level)},
       {"eager_mpi_init", [](Config& c, const std::string& v) { return parse_bool(v, c.eager_mpi_init); }},
-      {"launch_gate_us", [](Config& c, const std::string& v) {
-         std::chrono::microseconds slowest{};
-         if (v == "off") {
-           c.launch_gate.reset();
-         } else if (parse_duration(v, slowest)) {
-           c.launch_gate = slowest;
-         } else {
-           return false;
-         }
-         return true;
-       }},
+      {"launch_gate_us", optional_duration_setter(&Config::launch_gate, "off")},
       {"peer_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.peer_timeout); }},
       {"connect_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.connect_timeout); }},
       {"poll_spin_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_spin); }},
       {"poll_sleep_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_sleep); }},
-      {"proxy_poll_spin_us", [](Config& c, const std::string& v) {
-         std::chrono::microseconds spin{};
-         if (v == "auto") {
-           c.proxy_poll_spin.reset();
-         } else if (parse_duration(v, spin)) {
-           c.proxy_poll_spin = spin;
-         } else {
-           return false;
-         }
-         return true;
-       }},
+      {"proxy_poll_spin_us", optional_duration_setter(&Config::proxy_poll_spin, "auto")},
       {"chunk_bytes", [](Config& c, const std::string& v) { return parse_u64(v, c.chunk_bytes, 4096, 1u << 30); }},
       {"data_path", [](Config& c, const std::string& v) {
          transport::DataPathChoice choice;
