@@ -136,8 +136,8 @@ void LaunchGate::keep() {
       continue;
     }
     const uint64_t watched = generation_;
-    const bool opened = keeper_wake_.wait_until(lock, deadline_, [&] { return stopping_ || generation_ != watched || !gate_; });
-    if (opened) continue;
+    const auto opened_otherwise = [&] { return stopping_ || generation_ != watched || !gate_; };
+    if (keeper_wake_.wait_until(lock, deadline_, opened_otherwise)) continue;
     lock.unlock();
     open();
     lock.lock();
