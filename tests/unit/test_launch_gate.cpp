@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "catch.hpp"
@@ -99,6 +100,24 @@ TEST_CASE("a gate nothing opens opens by itself", "[launch-gate]") {
   // No call follows: no flush, no wait. The gate's own deadline lets the launches run.
   CHECK(eventually([&] { return bumps.all_ended(); }));
   CHECK(bumps.counted() == 9);
+}
+
+TEST_CASE("launches go on while the keeper opens gates", "[launch-gate]") {
+  Bumps bumps;
+  LaunchGate gate(0us);
+  constexpr int launches = 600;
+  int gated = 0;
+  for (int i = 0; i < launches; ++i) {
+    gated += bumps.launch(gate, bumps.native.queue);
+    // Now and then the launching thread pauses past a gate's deadline: the keeper opens it
+    // while launches follow.
+    if (i % 12 == 11) std::this_thread::sleep_for(std::chrono::microseconds(300));
+  }
+  CHECK(gated > 0);
+  REQUIRE(clFinish(bumps.native.queue) == CL_SUCCESS);
+  gate.end_burst();
+  CHECK(bumps.counted() == launches);
+  CHECK(bumps.all_ended());
 }
 
 TEST_CASE("a gate closed at its end is opened", "[launch-gate]") {
