@@ -14,9 +14,6 @@ using namespace std::chrono_literals;
 // The next launch began this soon after the last one returned: the launching thread does
 // little else (in-process, the application's loop and HiveCL's own work of a launch).
 constexpr auto tight_gap = 5us;
-// Slow launches in a row, each tight after the last, before the next one is gated: a few
-// launches and a wait are submitted as natively.
-constexpr unsigned slow_launches_to_gate = 8;
 // Launches queued behind a gate before it opens: enough for the runtime's submitting thread
 // to stay behind the launching one, as the native probe's 16 did.
 constexpr unsigned launches_behind_gate = 16;

@@ -24,6 +24,13 @@ namespace hivecl::proxy {
 class LaunchGate {
  public:
   using Clock = std::chrono::steady_clock;
+  // Slow launches in a row, each tight after the last, before the next one is gated: a few
+  // launches and a wait are submitted as natively. Handing a gated burst to NVIDIA's own
+  // thread costs about 90 µs when a wait follows soon (transpose at its default size, 10
+  // launches and a clFinish: 0.21 -> 0.30 ms), which is why the gate is off unless configured.
+  // (Gating only after 256 did not help: on the H100 it gave no clear gain for Smith-Waterman
+  // and lost on bursts of 257 and 399 launches in some runs, docs/PERFORMANCE.md.)
+  static constexpr unsigned slow_launches_to_gate = 8;
 
   // `slow`: how long a native launch takes when submitted at once (none: never gate; 0: gate
   // every burst of launches on one queue, however fast and far apart).

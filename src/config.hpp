@@ -23,8 +23,8 @@ struct Config {
   // devices through hwloc's OpenCL plugin and must not start MPI by doing so.
   bool eager_mpi_init = false;
   // Proxy and in-process: a burst of launches each taking this long natively is held behind a
-  // gate (proxy/launch_gate.hpp); 0: every burst; none: never.
-  std::optional<std::chrono::microseconds> launch_gate{5};
+  // gate (proxy/launch_gate.hpp); 0: every burst; none (the default): never.
+  std::optional<std::chrono::microseconds> launch_gate;
   std::chrono::milliseconds peer_timeout{5000};     // a silent peer is declared dead after this
   std::chrono::milliseconds connect_timeout{10000}; // connecting to a proxy gives up after this
   std::chrono::microseconds poll_spin{2000};        // busy polling before backing off to sleeps

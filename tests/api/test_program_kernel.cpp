@@ -989,6 +989,9 @@ __kernel void advance(__global uint* state, uint value) {
 }
 )CL";
 constexpr size_t burst_items = 16;
+// Longer than the launch gate's streak (proxy/launch_gate.hpp: 8 launches) and the 16 it holds
+// behind it.
+constexpr cl_uint burst_launches = 64;
 
 struct Burst {
   cl_kernel kernel;
@@ -1035,16 +1038,16 @@ DIFFERENTIAL_TEST(launch_bursts, "bursts of launches end whatever follows them",
   require_arg(kernel, 0, state.get());
   Burst burst{kernel, state};
 
-  probe.status("burst, then a blocking read", burst.launch(setup.queue, 64));
+  probe.status("burst, then a blocking read", burst.launch(setup.queue, burst_launches));
   burst.check(probe, "after a blocking read", setup.queue);
 
   Event waited;
-  probe.status("burst, then a wait", burst.launch(setup.queue, 64, waited.out()));
+  probe.status("burst, then a wait", burst.launch(setup.queue, burst_launches, waited.out()));
   probe.status("wait for its last launch", clWaitForEvents(1, waited.out()));
   probe.value("its status", execution_status(waited));
 
   Event polled;
-  probe.status("burst, then polling", burst.launch(setup.queue, 64, polled.out()));
+  probe.status("burst, then polling", burst.launch(setup.queue, burst_launches, polled.out()));
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (execution_status(polled) > CL_COMPLETE && std::chrono::steady_clock::now() < give_up) {}
   probe.value("its status once polled", execution_status(polled));
@@ -1052,7 +1055,7 @@ DIFFERENTIAL_TEST(launch_bursts, "bursts of launches end whatever follows them",
   // No call at all after the burst: a runtime that submits launches as they come has run
   // them when the application looks again; HiveCL's gate must not have held them.
   Event left;
-  probe.status("burst, then no call", burst.launch(setup.queue, 64, left.out()));
+  probe.status("burst, then no call", burst.launch(setup.queue, burst_launches, left.out()));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   probe.value("its status half a second later", execution_status(left));
   burst.check(probe, "after no call", setup.queue);
@@ -1068,7 +1071,7 @@ DIFFERENTIAL_TEST(launch_bursts, "bursts of launches end whatever follows them",
   Queue brief(clCreateCommandQueueWithProperties(setup.context, probe.device(), nullptr, &status));
   REQUIRE(status == CL_SUCCESS);
   Event released;
-  probe.status("burst on a queue then released", burst.launch(brief, 64, released.out()));
+  probe.status("burst on a queue then released", burst.launch(brief, burst_launches, released.out()));
   brief = Queue();
   probe.status("wait for the released queue's launch", clWaitForEvents(1, released.out()));
   burst.check(probe, "after its queue was released", setup.queue);

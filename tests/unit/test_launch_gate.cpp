@@ -14,6 +14,10 @@
 using hivecl::proxy::LaunchGate;
 using namespace std::chrono_literals;
 
+// The launches of a burst before the gated one, and the burst up to it.
+constexpr int streak = LaunchGate::slow_launches_to_gate;
+const std::vector<int> last_gated{streak};
+
 namespace {
 
 const char* source = "__kernel void bump(__global uint* count) { atomic_inc(count); }";
@@ -80,38 +84,38 @@ struct Bumps {
 
 }  // namespace
 
-TEST_CASE("the gate holds the ninth slow launch of a burst, and a burst begins again after a wait",
+TEST_CASE("the gate holds the launch after a streak of slow ones, and a burst begins again after a wait",
           "[launch-gate]") {
   Bumps bumps;
   LaunchGate gate(0us);  // every launch counts as slow
-  CHECK(bumps.gated_among(gate, 9) == std::vector<int>{8});
+  CHECK(bumps.gated_among(gate, streak + 1) == last_gated);
   gate.end_burst();
-  CHECK(bumps.gated_among(gate, 9) == std::vector<int>{8});
+  CHECK(bumps.gated_among(gate, streak + 1) == last_gated);
   REQUIRE(clFinish(bumps.native.queue) == CL_SUCCESS);  // as the session opens it first
   gate.end_burst();
-  CHECK(bumps.counted() == 18);
+  CHECK(bumps.counted() == 2 * (streak + 1));
   CHECK(bumps.all_ended());
 }
 
 TEST_CASE("a gate nothing opens opens by itself", "[launch-gate]") {
   Bumps bumps;
   LaunchGate gate(0us);
-  REQUIRE(bumps.gated_among(gate, 9) == std::vector<int>{8});
+  REQUIRE(bumps.gated_among(gate, streak + 1) == last_gated);
   // No call follows: no flush, no wait. The gate's own deadline lets the launches run.
   CHECK(eventually([&] { return bumps.all_ended(); }));
-  CHECK(bumps.counted() == 9);
+  CHECK(bumps.counted() == streak + 1);
 }
 
 TEST_CASE("launches go on while the keeper opens gates", "[launch-gate]") {
   Bumps bumps;
   LaunchGate gate(0us);
-  constexpr int launches = 600;
+  const int launches = 3 * (streak + 1);
   int gated = 0;
   for (int i = 0; i < launches; ++i) {
     gated += bumps.launch(gate, bumps.native.queue);
-    // Now and then the launching thread pauses past a gate's deadline: the keeper opens it
+    // Just after each gate the launching thread pauses past its deadline: the keeper opens it
     // while launches follow.
-    if (i % 12 == 11) std::this_thread::sleep_for(std::chrono::microseconds(300));
+    if (i % (streak + 1) == streak) std::this_thread::sleep_for(std::chrono::microseconds(300));
   }
   CHECK(gated > 0);
   REQUIRE(clFinish(bumps.native.queue) == CL_SUCCESS);
@@ -124,23 +128,23 @@ TEST_CASE("a gate closed at its end is opened", "[launch-gate]") {
   Bumps bumps;
   {
     LaunchGate gate(0us);
-    REQUIRE(bumps.gated_among(gate, 9) == std::vector<int>{8});
+    REQUIRE(bumps.gated_among(gate, streak + 1) == last_gated);
   }
   REQUIRE(clFinish(bumps.native.queue) == CL_SUCCESS);
-  CHECK(bumps.counted() == 9);
+  CHECK(bumps.counted() == streak + 1);
 }
 
 TEST_CASE("a refused launch leaves no gate behind it", "[launch-gate]") {
   Bumps bumps;
   LaunchGate gate(0us);
-  REQUIRE(bumps.gated_among(gate, 8).empty());
-  // The ninth would be held, but the runtime refuses it (a work-group larger than its range).
+  REQUIRE(bumps.gated_among(gate, streak).empty());
+  // The next would be held, but the runtime refuses it (a work-group larger than its range).
   bumps.launch(gate, bumps.native.queue, 2);
-  CHECK(bumps.events.size() == 8);
-  CHECK(bumps.gated_among(gate, 9) == std::vector<int>{8});  // a streak begins again
+  CHECK(bumps.events.size() == streak);
+  CHECK(bumps.gated_among(gate, streak + 1) == last_gated);  // a streak begins again
   REQUIRE(clFinish(bumps.native.queue) == CL_SUCCESS);
   gate.end_burst();
-  CHECK(bumps.counted() == 17);
+  CHECK(bumps.counted() == 2 * streak + 1);
 }
 
 TEST_CASE("no gate on an out-of-order queue, nor when it is off or launches are fast", "[launch-gate]") {
