@@ -66,9 +66,9 @@ class Server {
   enum class Ending { shutdown, accept_wedged };
   // Also rewrites the status file every second meanwhile.
   Ending wait_for_shutdown(const std::string& record_path);
-  // Until the sessions have ended or a termination signal arrives.
   int poll_for_signal(unsigned poll);
   void ask_for_replacement();
+  // Until the sessions have ended or a termination signal arrives.
   void drain_sessions();
   bool has_live_sessions();
   void publish_status();
