@@ -318,6 +318,9 @@ struct _cl_event : hivecl::icd::Shared<_cl_event> {
   // CL_COMPLETE or an error once the command is seen to have ended (a status that never
   // changes again); CL_QUEUED until then.
   std::atomic<cl_int> ended_status{CL_QUEUED};
+  // Its four timestamps (CL_PROFILING_COMMAND_QUEUED to _END) once seen after its end.
+  std::mutex timestamps_mutex;
+  std::optional<std::array<cl_ulong, 4>> timestamps;
 };
 
 struct _cl_sampler : hivecl::icd::Shared<_cl_sampler> {

@@ -16,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 15;
+inline constexpr uint32_t protocol_version = 16;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -129,10 +129,12 @@ struct Release {
   using Reply = Empty;
 };
 
-// clGet*Info for values the client does not hold itself.
+// clGet*Info for values the client does not hold itself. event_timestamps asks for timestamp
+// `param` of an event: its reply holds all four (CL_PROFILING_COMMAND_QUEUED to _END, in that
+// order) once the command has ended, else that one timestamp as event_profiling gives it.
 enum class InfoFamily : uint8_t {
   context, command_queue, mem_object, program, program_build, kernel, kernel_work_group, kernel_arg,
-  event, event_profiling, image
+  event, event_profiling, image, event_timestamps
 };
 
 struct GetInfo {

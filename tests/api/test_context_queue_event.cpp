@@ -578,6 +578,12 @@ DIFFERENTIAL_TEST(event_profiling, "events of a profiling queue carry four order
       times.push_back(time.value);
     }
     probe.value(name + " timestamps ordered", std::is_sorted(times.begin(), times.end()) && times.front() > 0);
+    // Asked again, in another order: the same values (HiveCL keeps an ended command's four).
+    bool same = true;
+    for (size_t i = times.size(); i-- > 0;)
+      same = same && ask<cl_ulong>(clGetEventProfilingInfo, event,
+                                   static_cast<cl_profiling_info>(CL_PROFILING_COMMAND_QUEUED + i)).value == times[i];
+    probe.value(name + " timestamps again", same);
     const auto complete = ask<cl_ulong>(clGetEventProfilingInfo, event, CL_PROFILING_COMMAND_COMPLETE);
     probe.status(name + " complete status", complete.status);
     probe.value(name + " complete after end", complete.value >= times.back());
@@ -585,6 +591,16 @@ DIFFERENTIAL_TEST(event_profiling, "events of a profiling queue carry four order
   cl_ulong time = 0;
   probe.status("unknown parameter", clGetEventProfilingInfo(write, unknown_name, sizeof time, &time, nullptr));
   probe.status("too small", clGetEventProfilingInfo(write, CL_PROFILING_COMMAND_END, 4, &time, nullptr));
+  size_t size = 0;
+  probe.status("size only", clGetEventProfilingInfo(write, CL_PROFILING_COMMAND_START, 0, nullptr, &size));
+  probe.value("size", size);
+  // A user event has no timestamps, before it is set (not ended) and after.
+  cl_int status = CL_SUCCESS;
+  Event user(clCreateUserEvent(profiled.context, &status));
+  REQUIRE(status == CL_SUCCESS);
+  probe.status("user event", clGetEventProfilingInfo(user, CL_PROFILING_COMMAND_END, sizeof time, &time, nullptr));
+  probe.status("set user event", clSetUserEventStatus(user, CL_COMPLETE));
+  probe.status("user event set", clGetEventProfilingInfo(user, CL_PROFILING_COMMAND_QUEUED, sizeof time, &time, nullptr));
 
   Setup plain = make_setup(probe);
   Event unprofiled;

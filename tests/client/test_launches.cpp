@@ -7,6 +7,7 @@
 #include <CL/cl_hivecl.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -173,4 +174,39 @@ TEST_CASE("a launch of more than 2^64 work-items is refused, not run", "[client]
   CHECK(clEnqueueNDRangeKernel(launcher.queue, launcher.kernel, 2, nullptr, global, nullptr, 0, nullptr, nullptr) ==
         CL_INVALID_GLOBAL_WORK_SIZE);
   REQUIRE(clFinish(launcher.queue) == CL_SUCCESS);
+}
+
+TEST_CASE("an ended command's four timestamps take one message, then none", "[client][event]") {
+  Launcher launcher;
+  cl_device_id device = nullptr;
+  REQUIRE(clGetCommandQueueInfo(launcher.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) == CL_SUCCESS);
+  const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  cl_int status = CL_SUCCESS;
+  cl_command_queue profiled = clCreateCommandQueueWithProperties(launcher.context, device, properties, &status);
+  REQUIRE(status == CL_SUCCESS);
+  const int value = 3;
+  const size_t global = count;
+  REQUIRE(clSetKernelArg(launcher.kernel, 1, sizeof value, &value) == CL_SUCCESS);
+  cl_event event = nullptr;
+  REQUIRE(clEnqueueNDRangeKernel(profiled, launcher.kernel, 1, nullptr, &global, nullptr, 0, nullptr, &event) ==
+          CL_SUCCESS);
+  REQUIRE(clFinish(profiled) == CL_SUCCESS);
+  const auto read_all = [&] {
+    std::vector<cl_ulong> times;
+    for (cl_profiling_info param : {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                    CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END}) {
+      cl_ulong time = 0;
+      REQUIRE(clGetEventProfilingInfo(event, param, sizeof time, &time, nullptr) == CL_SUCCESS);
+      times.push_back(time);
+    }
+    return times;
+  };
+  const cl_ulong before = launcher.messages_sent();
+  const std::vector<cl_ulong> first = read_all();
+  CHECK(launcher.messages_sent() - before == 1);
+  CHECK(read_all() == first);
+  CHECK(launcher.messages_sent() - before == 1);
+  CHECK(std::is_sorted(first.begin(), first.end()));
+  REQUIRE(clReleaseEvent(event) == CL_SUCCESS);
+  REQUIRE(clReleaseCommandQueue(profiled) == CL_SUCCESS);
 }
