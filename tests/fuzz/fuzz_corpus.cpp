@@ -73,6 +73,8 @@ Bytes whole_session() {
   append_frame<WaitForEvents>(input, sequence++, {.events = {done}});
   append_frame<GetInfo>(input, sequence++,
                         {.family = InfoFamily::event_profiling, .object = done, .param = CL_PROFILING_COMMAND_END});
+  append_frame<GetInfo>(input, sequence++,
+                        {.family = InfoFamily::event_timestamps, .object = done, .param = CL_PROFILING_COMMAND_START});
   append_frame<GetProgramBinaries>(input, sequence++, {.program = program});
   append_frame<Flush>(input, sequence++, {.queue = queue});
   append_frame<Finish>(input, sequence++, {.queue = queue});
