@@ -594,13 +594,6 @@ DIFFERENTIAL_TEST(event_profiling, "events of a profiling queue carry four order
   size_t size = 0;
   probe.status("size only", clGetEventProfilingInfo(write, CL_PROFILING_COMMAND_START, 0, nullptr, &size));
   probe.value("size", size);
-  // A user event has no timestamps, before it is set (not ended) and after.
-  cl_int status = CL_SUCCESS;
-  Event user(clCreateUserEvent(profiled.context, &status));
-  REQUIRE(status == CL_SUCCESS);
-  probe.status("user event", clGetEventProfilingInfo(user, CL_PROFILING_COMMAND_END, sizeof time, &time, nullptr));
-  probe.status("set user event", clSetUserEventStatus(user, CL_COMPLETE));
-  probe.status("user event set", clGetEventProfilingInfo(user, CL_PROFILING_COMMAND_QUEUED, sizeof time, &time, nullptr));
 
   Setup plain = make_setup(probe);
   Event unprofiled;

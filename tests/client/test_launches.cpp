@@ -176,7 +176,7 @@ TEST_CASE("a launch of more than 2^64 work-items is refused, not run", "[client]
   REQUIRE(clFinish(launcher.queue) == CL_SUCCESS);
 }
 
-TEST_CASE("an ended command's four timestamps take one message, then none", "[client][event]") {
+TEST_CASE("an ended command's four timestamps take one message, then none; a user event's, the native answer", "[client][event]") {
   Launcher launcher;
   cl_device_id device = nullptr;
   REQUIRE(clGetCommandQueueInfo(launcher.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) == CL_SUCCESS);
@@ -209,4 +209,18 @@ TEST_CASE("an ended command's four timestamps take one message, then none", "[cl
   CHECK(std::is_sorted(first.begin(), first.end()));
   REQUIRE(clReleaseEvent(event) == CL_SUCCESS);
   REQUIRE(clReleaseCommandQueue(profiled) == CL_SUCCESS);
+
+  // A user event has none (CL_PROFILING_INFO_NOT_AVAILABLE, as the specification says): each
+  // query gets the native answer, one message each.
+  cl_event user = clCreateUserEvent(launcher.context, &status);
+  REQUIRE(status == CL_SUCCESS);
+  REQUIRE(clSetUserEventStatus(user, CL_COMPLETE) == CL_SUCCESS);
+  const cl_ulong before_user = launcher.messages_sent();
+  for (int round = 0; round < 2; ++round) {
+    cl_ulong time = 0;
+    CHECK(clGetEventProfilingInfo(user, CL_PROFILING_COMMAND_END, sizeof time, &time, nullptr) ==
+          CL_PROFILING_INFO_NOT_AVAILABLE);
+  }
+  CHECK(launcher.messages_sent() - before_user == 2);
+  REQUIRE(clReleaseEvent(user) == CL_SUCCESS);
 }
