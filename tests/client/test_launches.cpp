@@ -176,7 +176,8 @@ TEST_CASE("a launch of more than 2^64 work-items is refused, not run", "[client]
   REQUIRE(clFinish(launcher.queue) == CL_SUCCESS);
 }
 
-TEST_CASE("an ended command's four timestamps take one message, then none; a user event's, the native answer", "[client][event]") {
+TEST_CASE("an ended command's four timestamps take one message, then none; a user event's, the native answer",
+          "[client][event]") {
   Launcher launcher;
   cl_device_id device = nullptr;
   REQUIRE(clGetCommandQueueInfo(launcher.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) == CL_SUCCESS);

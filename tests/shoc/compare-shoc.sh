@@ -95,7 +95,7 @@ medians() {
                  $2 ~ /^[0-9.e+-]+$/ { v[++n] = $2 } END { flush() }'
 }
 
-# Each test's lowest and highest ratio HiveCL / native over the runs, as "test<TAB>low–high".
+# Each test's lowest and highest ratio HiveCL / native over the runs, as "test<TAB>low-high".
 ratio_ranges() {
   local name=$1 run
   for run in $(seq 1 "$repeats"); do
