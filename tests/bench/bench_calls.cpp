@@ -26,6 +26,9 @@ struct Fixture {
   cl_event done = nullptr;
   mutable cl_event pending = nullptr;
   mutable std::vector<cl_event> launched;  // kept by the application until the round's end
+  cl_command_queue profiled = nullptr;     // a profiling queue
+  mutable std::vector<cl_event> ended;     // commands of it that have ended, for the round
+  mutable size_t next_ended = 0;
 };
 
 Fixture make_fixture(const Side& side, size_t buffer_bytes) {
@@ -41,6 +44,9 @@ Fixture make_fixture(const Side& side, size_t buffer_bytes) {
   check(clSetKernelArg(fixture.add, 0, sizeof fixture.buffer, &fixture.buffer), "clSetKernelArg");
   check(clEnqueueMarkerWithWaitList(side.queue, 0, nullptr, &fixture.done), "clEnqueueMarkerWithWaitList");
   check(clFinish(side.queue), "clFinish");
+  const cl_queue_properties profiling[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  fixture.profiled = clCreateCommandQueueWithProperties(side.context, side.device, profiling, &status);
+  check(status, "clCreateCommandQueueWithProperties");
   return fixture;
 }
 
@@ -50,6 +56,7 @@ struct Operation {
   int calls;     // per round
   std::function<void(const Side&, const Fixture&)> run;
   std::function<void(const Fixture&)> after_round = nullptr;  // untimed, once the queue has finished
+  std::function<void(const Fixture&, int calls)> before_round = nullptr;  // untimed
 };
 
 std::vector<Operation> operations(size_t max_bytes, std::vector<char>& host) {
@@ -88,6 +95,30 @@ std::vector<Operation> operations(size_t max_bytes, std::vector<char>& host) {
        [](const Fixture& f) {
          for (cl_event event : f.launched) check(clReleaseEvent(event), "clReleaseEvent");
          f.launched.clear();
+       }},
+      // As a program that times its kernels reads them: the four timestamps of a command that has ended.
+      {"four timestamps of an ended command", 0, 100,
+       [](const Side&, const Fixture& f) {
+         cl_ulong time = 0;
+         const cl_event event = f.ended[f.next_ended++];
+         for (cl_profiling_info param : {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                         CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END})
+           check(clGetEventProfilingInfo(event, param, sizeof time, &time, nullptr), "clGetEventProfilingInfo");
+       },
+       [](const Fixture& f) {
+         for (cl_event event : f.ended) check(clReleaseEvent(event), "clReleaseEvent");
+         f.ended.clear();
+       },
+       [](const Fixture& f, int calls) {
+         const size_t one = 1;
+         f.next_ended = 0;
+         for (int i = 0; i < calls; ++i) {
+           cl_event event = nullptr;
+           check(clEnqueueNDRangeKernel(f.profiled, f.kernel, 1, nullptr, &one, nullptr, 0, nullptr, &event),
+                 "clEnqueueNDRangeKernel");
+           f.ended.push_back(event);
+         }
+         check(clFinish(f.profiled), "clFinish");
        }},
       {"kernel launch + clFinish", 0, 100,
        [](const Side& s, const Fixture& f) {
@@ -134,6 +165,7 @@ int main() {
     // Microseconds per call, or GB/s for transfers: one value per round.
     bench.compare(op.name, op.bytes ? "GB/s" : "us", op.bytes, [&](Side& side) {
       const Fixture& fixture = &side == &bench.native ? native : hivecl;
+      if (op.before_round) op.before_round(fixture, op.calls);
       const auto start = Clock::now();
       for (int i = 0; i < op.calls; ++i) op.run(side, fixture);
       const double seconds = seconds_since(start) / op.calls;
