@@ -166,4 +166,10 @@ std::string checksum(const void* data, size_t size) {
   return text.str();
 }
 
+cl_int execution_status(cl_event event) {
+  cl_int status = CL_QUEUED;
+  REQUIRE(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS);
+  return status;
+}
+
 }  // namespace hivecl::test

@@ -101,6 +101,9 @@ Program build_program(Probe& probe, cl_context context, const char* source, cons
 // A stable, printable summary of bytes (for traces of data read back).
 std::string checksum(const void* data, size_t size);
 
+// The event's execution status (REQUIREs the query to succeed).
+cl_int execution_status(cl_event event);
+
 }  // namespace hivecl::test
 
 #define DIFFERENTIAL_TEST(function, description, tags)                             \

@@ -25,12 +25,6 @@ Buffer filled_buffer(const Setup& setup, cl_int value) {
   return buffer;
 }
 
-cl_int execution_status(cl_event event) {
-  cl_int status = CL_QUEUED;
-  REQUIRE(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS);
-  return status;
-}
-
 // What one event callback saw; the test waits for it before leaving.
 struct Seen {
   std::atomic<int> calls{0};

@@ -1019,12 +1019,6 @@ struct Burst {
   }
 };
 
-cl_int execution_status(cl_event event) {
-  cl_int status = CL_QUEUED;
-  REQUIRE(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS);
-  return status;
-}
-
 }  // namespace
 
 DIFFERENTIAL_TEST(launch_bursts, "bursts of launches end whatever follows them", "[kernel][burst]") {
