@@ -8,6 +8,7 @@
 #include "icd/cluster.hpp"
 #include "log.hpp"
 #include "node.hpp"
+#include "transport/polling.hpp"
 #include "transport/rendezvous.hpp"
 #include "transport/secret.hpp"
 #include "transport/watchdog.hpp"
@@ -99,8 +100,22 @@ std::unique_ptr<transport::ControlChannel> Connection::offer_control_channel() {
   if (channel)
     channel->listen([this](Bytes&& frame) { on_control(std::move(frame)); },
                     [this] { lose("its shared control channel broke"); }, config.max_message_bytes,
-                    config.poll_spin, [this] { return replies_due_.load(std::memory_order_relaxed) != 0; });
+                    config.poll_spin, [this] { return replies_due_.load(std::memory_order_relaxed) != 0; },
+                    [this] { return callers_taking_.load(std::memory_order_acquire) != 0; });
   return channel;
+}
+
+void Connection::await_reply(PendingReply& pending) {
+  transport::ControlChannel* const channel = control_.get();
+  if (!channel) {
+    pending.arrived.wait();
+    return;
+  }
+  const auto arrived = [&] { return pending.arrived.status() != OpStatus::pending; };
+  callers_taking_.fetch_add(1, std::memory_order_acq_rel);
+  transport::poll_for([&] { return arrived() || (channel->try_take(), arrived()); }, transport::longest_busy_poll);
+  callers_taking_.fetch_sub(1, std::memory_order_acq_rel);  // the reader hands it over from now on
+  pending.arrived.wait();
 }
 
 Hello::Request Connection::hello(const transport::WatchdogConnection& watchdog,

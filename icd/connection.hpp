@@ -177,6 +177,10 @@ class Connection final : transport::InProcessClient {
                                 const std::function<void(protocol::Writer&)>& encode_request) const;
   // Where `pending` waits for request `sequence`'s reply.
   void expect_reply(uint64_t sequence, const std::shared_ptr<PendingReply>& pending);
+  // Waits for `pending`'s reply. Through a shared control channel the calling thread takes the
+  // frames that come meanwhile itself while it polls (on_control: no application code runs),
+  // its reply among them, without the hand-over from the channel's reader.
+  void await_reply(PendingReply& pending);
   // The pending reply of request `sequence`, taken away; null if none.
   std::shared_ptr<PendingReply> take_pending(uint64_t sequence);
   void on_control(protocol::Bytes&& frame);
@@ -204,6 +208,7 @@ class Connection final : transport::InProcessClient {
   std::mutex pending_mutex_;
   std::unordered_map<uint64_t, std::shared_ptr<PendingReply>> pending_;
   std::atomic<size_t> replies_due_{0};  // pending_.size(), read by the control channel's reader
+  std::atomic<size_t> callers_taking_{0};  // threads in await_reply() taking frames themselves
   std::atomic<uint64_t> detached_failures_{0};
   transport::InProcessBackend* in_process_ = nullptr;
   // In-process transfers whose status came before receive() or receive() before the status.
@@ -230,7 +235,7 @@ typename M::Reply Connection::call(const typename M::Request& request, std::span
                                           chunk_bytes_);
     if (sent->wait() != transport::OpStatus::done) throw ClError{peer_lost_status};
   }
-  pending->arrived.wait();
+  await_reply(*pending);
   return decode_reply<M>(*pending);
 }
 

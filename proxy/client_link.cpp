@@ -10,9 +10,14 @@ namespace hivecl::proxy {
 using protocol::Bytes;
 using transport::OpStatus;
 
-void MpiClientLink::listen(std::function<void(Bytes&&)> on_frame) {
+void MpiClientLink::listen(std::function<void(Bytes&&)> on_frame, std::function<bool()> worker_takes) {
   on_frame_ = on_frame;
+  worker_takes_ = std::move(worker_takes);
   engine_.listen(link_, transport::control_tag, true, std::move(on_frame));
+}
+
+void MpiClientLink::try_take_frame() {
+  if (auto* channel = shared_control_.load(std::memory_order_acquire)) channel->try_take();
 }
 
 bool MpiClientLink::share_control(const protocol::Hello::Request& hello, const Config& config,
@@ -21,7 +26,8 @@ bool MpiClientLink::share_control(const protocol::Hello::Request& hello, const C
   if (hello.control_bytes == 0 || control_ || forgotten_) return false;
   control_ = transport::ControlChannel::attach(hello.pid, hello.control_fd, hello.control_inode, hello.control_bytes);
   if (!control_) return false;
-  control_->listen(on_frame_, std::move(on_broken), config.max_message_bytes, config.session_poll_spin(), clients_waiting);
+  control_->listen(on_frame_, std::move(on_broken), config.max_message_bytes, config.session_poll_spin(),
+                   clients_waiting, worker_takes_);
   shared_control_.store(control_.get(), std::memory_order_release);
   return true;
 }

@@ -30,8 +30,12 @@ struct HostBuffer {
 class ClientLink {
  public:
   virtual ~ClientLink() = default;
-  // Hands every incoming control frame to `on_frame` (in the link's own thread).
-  virtual void listen(std::function<void(protocol::Bytes&&)> on_frame) = 0;
+  // Hands every incoming control frame to `on_frame` (in the link's own thread), except, while
+  // `worker_takes()` says so, those that the session's worker takes itself (try_take_frame).
+  virtual void listen(std::function<void(protocol::Bytes&&)> on_frame, std::function<bool()> worker_takes) = 0;
+  // Takes the next control frame and hands it to on_frame in the calling thread, if frames come
+  // through a shared channel, all of it is there and no other thread is taking one.
+  virtual void try_take_frame() {}
   // Any thread; harmless once the client is gone.
   virtual void send_frame(protocol::Bytes&& frame) = 0;
   // Moves control frames both ways to the shared-memory channel a client of this node offered
@@ -58,7 +62,8 @@ using ClientLinkPtr = std::shared_ptr<ClientLink>;
 class MpiClientLink final : public ClientLink {
  public:
   MpiClientLink(transport::Engine& engine, transport::LinkPtr link) : engine_(engine), link_(std::move(link)) {}
-  void listen(std::function<void(protocol::Bytes&&)> on_frame) override;
+  void listen(std::function<void(protocol::Bytes&&)> on_frame, std::function<bool()> worker_takes) override;
+  void try_take_frame() override;
   bool share_control(const protocol::Hello::Request& hello, const Config& config,
                      std::function<void()> on_broken) override;
   void send_frame(protocol::Bytes&& frame) override;
@@ -72,6 +77,7 @@ class MpiClientLink final : public ClientLink {
   transport::Engine& engine_;
   transport::LinkPtr link_;
   std::function<void(protocol::Bytes&&)> on_frame_;
+  std::function<bool()> worker_takes_;
   std::mutex control_mutex_;
   bool forgotten_ = false;
   std::unique_ptr<transport::ControlChannel> control_;

@@ -34,7 +34,8 @@ class InProcessLink final : public ClientLink {
     bulk_ = bulk;
     taken_ = 0;
   }
-  void listen(std::function<void(protocol::Bytes&&)>) override {}  // requests come through run()
+  // Requests come through run().
+  void listen(std::function<void(protocol::Bytes&&)>, std::function<bool()>) override {}
   bool hand_reply(protocol::Opcode opcode, uint64_t sequence, cl_int status, const void* reply) override {
     client_.on_reply(opcode, sequence, status, reply);
     return true;

@@ -49,7 +49,8 @@ Session::~Session() {
 }
 
 void Session::start() {
-  link_->listen([this](Bytes&& frame) { deliver(std::move(frame)); });
+  link_->listen([this](Bytes&& frame) { deliver(std::move(frame)); },
+                [this] { return worker_takes_.load(std::memory_order_acquire); });
   worker_ = std::thread([this] { work(); });
 }
 
@@ -223,8 +224,14 @@ std::unique_ptr<Session::Inbound> Session::next_request() {
   // first of a program's next round (a woken worker took 20-30 us more on the GPU machine).
   const auto waiting = [this] { return inbox_size_.load(std::memory_order_acquire) == 0 && !lost_; };
   if (waiting()) launch_gate_.end_burst();  // the client's burst of launches has ended, or pauses
-  transport::poll_for([&] { return !waiting(); }, server_.config().session_poll_spin());
-  transport::poll_for([&] { return !waiting() || !clients_waiting(); }, transport::longest_busy_poll);
+  // While it polls, the worker takes the next request from a shared control channel into the
+  // inbox itself (one hand-over fewer than through the channel's reader); while it runs one,
+  // the reader decodes the next ones into the inbox.
+  const auto arrived = [&] { return !waiting() || (link_->try_take_frame(), !waiting()); };
+  worker_takes_.store(true, std::memory_order_release);
+  if (!transport::poll_for(arrived, server_.config().session_poll_spin()))
+    transport::poll_for([&] { return arrived() || !clients_waiting(); }, transport::longest_busy_poll);
+  worker_takes_.store(false, std::memory_order_release);
   std::unique_lock lock(inbox_mutex_);
   // A client that connected but never said Hello is dropped once its token could no longer be
   // claimed. (The connect timeout was too short: under load a Hello came later, and the client

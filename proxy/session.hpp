@@ -168,6 +168,7 @@ class Session {
   std::condition_variable inbox_cv_;
   std::deque<std::unique_ptr<Inbound>> inbox_;
   std::atomic<size_t> inbox_size_{0};  // read without the lock while spinning
+  std::atomic<bool> worker_takes_{false};  // the worker polls the link for requests (try_take_frame)
   std::atomic<bool> lost_{false};
   std::atomic<bool> finished_{false};
   bool greeted_ = false;

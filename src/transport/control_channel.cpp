@@ -61,7 +61,8 @@ ControlRing::ControlRing(std::byte* memory, size_t capacity)
 }
 
 size_t ControlRing::readable() const {
-  const uint64_t available = shared(header_.written).load(std::memory_order_acquire) - read_;
+  const uint64_t read = read_.load(std::memory_order_acquire);  // first: a count read later is never below it
+  const uint64_t available = shared(header_.written).load(std::memory_order_acquire) - read;
   return available > capacity_ ? SIZE_MAX : available;
 }
 
@@ -180,6 +181,38 @@ ControlRing::Result ControlRing::read(protocol::Bytes& frame, uint64_t max_frame
   return Result::done;
 }
 
+// Without the consumers' lock another consumer may take bytes meanwhile, so an impossible count
+// seen here only means "look": read() or peek() tells under the lock whether it is.
+ControlRing::Result ControlRing::wait_readable(std::chrono::microseconds spin, const std::atomic<bool>& closed) {
+  return wait([this] { return readable() != 0; }, header_.data_signal, header_.consumer_sleeping, Clock::now() + spin,
+              closed, &expecting_);
+}
+
+void ControlRing::copy_out(std::byte* into, uint64_t at, size_t size) const {
+  const size_t start = (read_ + at) % capacity_;
+  const size_t first = std::min(size, capacity_ - start);
+  std::memcpy(into, data_ + start, first);
+  std::memcpy(into + first, data_, size - first);
+}
+
+ControlRing::Peeked ControlRing::peek(protocol::Bytes& frame, uint64_t max_frame) const {
+  const size_t available = readable();
+  if (available == SIZE_MAX) return Peeked::broken;
+  uint32_t length = 0;
+  if (available < sizeof length) return Peeked::incomplete;
+  copy_out(reinterpret_cast<std::byte*>(&length), 0, sizeof length);
+  if (length > max_frame) return Peeked::broken;
+  if (available - sizeof length < length) return Peeked::incomplete;
+  frame.resize(length);
+  copy_out(frame.data(), sizeof length, length);
+  return Peeked::frame;
+}
+
+void ControlRing::skip(size_t size) {
+  read_.fetch_add(sizeof(uint32_t) + size, std::memory_order_release);
+  publish_read();
+}
+
 void ControlRing::wake() {
   for (uint32_t* signal : {&header_.data_signal, &header_.room_signal}) {
     shared(*signal).fetch_add(1);
@@ -233,30 +266,48 @@ ControlChannel::~ControlChannel() {
 }
 
 void ControlChannel::listen(OnFrame on_frame, std::function<void()> on_broken, uint64_t max_frame,
-                            std::chrono::microseconds spin, std::function<bool()> expecting) {
+                            std::chrono::microseconds spin, std::function<bool()> expecting,
+                            std::function<bool()> takers) {
   std::lock_guard lock(reader_mutex_);
   incoming_->poll_while(std::move(expecting));
-  reader_ = std::thread([this, on_frame = std::move(on_frame), on_broken = std::move(on_broken), max_frame, spin] {
+  on_frame_ = std::move(on_frame);
+  max_frame_ = max_frame;
+  reader_ = std::thread([this, on_broken = std::move(on_broken), spin, takers = std::move(takers)] {
     reader_id_ = std::this_thread::get_id();
-    read_loop(on_frame, on_broken, max_frame, spin);
+    read_loop(on_broken, spin, takers);
   });
 }
 
-void ControlChannel::read_loop(const OnFrame& on_frame, const std::function<void()>& on_broken, uint64_t max_frame,
-                               std::chrono::microseconds spin) {
+void ControlChannel::read_loop(const std::function<void()>& on_broken, std::chrono::microseconds spin,
+                               const std::function<bool()>& takers) {
+  protocol::Bytes frame;
   while (true) {
-    protocol::Bytes frame;
-    switch (incoming_->read(frame, max_frame, spin, closed_)) {
-      case ControlRing::Result::done:
-        on_frame(std::move(frame));
-        break;
-      case ControlRing::Result::closed:
-        return;
-      case ControlRing::Result::broken:
-        if (!closed_.exchange(true)) on_broken();
-        return;
+    const uint64_t taken = incoming_->taken();  // before the wait: a frame taken meanwhile is seen below
+    ControlRing::Result result = incoming_->wait_readable(spin, closed_);
+    if (result == ControlRing::Result::done && takers && takers())
+      poll_for([&] { return !takers() || incoming_->taken() != taken || closed_.load(); }, taker_grace);
+    std::unique_lock lock(consumer_mutex_);
+    if (incoming_->taken() != taken) continue;  // a taker took the frame: look again
+    if (result == ControlRing::Result::done) result = incoming_->read(frame, max_frame_, spin, closed_);
+    if (result == ControlRing::Result::done) {
+      on_frame_(std::move(frame));
+      frame = {};
+      continue;
     }
+    if (result == ControlRing::Result::broken && !closed_.exchange(true)) on_broken();
+    return;
   }
+}
+
+bool ControlChannel::try_take() {
+  std::unique_lock lock(consumer_mutex_, std::try_to_lock);
+  protocol::Bytes frame;
+  if (!lock.owns_lock() || closed_.load(std::memory_order_acquire) ||
+      incoming_->peek(frame, max_frame_) != ControlRing::Peeked::frame)
+    return false;
+  incoming_->skip(frame.size());
+  on_frame_(std::move(frame));
+  return true;
 }
 
 bool ControlChannel::send(std::span<const std::byte> frame) {
@@ -276,6 +327,7 @@ void ControlChannel::stop() {
   if (reader_id_.load() == std::this_thread::get_id()) return;
   std::lock_guard lock(reader_mutex_);
   if (reader_.joinable()) reader_.join();
+  std::lock_guard taker(consumer_mutex_);  // a frame a taker is handing on is handed on now
 }
 
 }  // namespace hivecl::transport

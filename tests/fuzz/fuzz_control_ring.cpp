@@ -1,7 +1,8 @@
 // libFuzzer target for the reading end of a shared-memory control ring
 // (transport/control_channel.hpp): the input is the ring's memory as a hostile peer left it
-// (its counts, length prefixes and bytes). Reading must end in frames, "broken" or "closed",
-// never read or write outside the ring nor allocate more than the frame limit.
+// (its counts, length prefixes and bytes). Reading (read(), or peek() and skip()) must end in
+// frames, "broken" or "closed", never read or write outside the ring nor allocate more than the
+// frame limit.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -23,7 +24,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Closed: a read returns once nothing more is readable instead of waiting for the peer.
   const std::atomic<bool> closed{true};
   hivecl::protocol::Bytes frame;
-  for (int frames = 0; frames < 64; ++frames)
+  // Frames are taken in turn by read() and, as another thread of the consumer does, peek() and skip().
+  for (int frames = 0; frames < 64; ++frames) {
+    if (frames % 2 == 1) {
+      const ControlRing::Peeked peeked = ring.peek(frame, max_frame);
+      if (peeked == ControlRing::Peeked::broken) break;
+      if (peeked == ControlRing::Peeked::frame) {
+        ring.skip(frame.size());
+        continue;
+      }
+    }
     if (ring.read(frame, max_frame, std::chrono::microseconds(0), closed) != ControlRing::Result::done) break;
+  }
   return 0;
 }

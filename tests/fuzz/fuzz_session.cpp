@@ -22,7 +22,7 @@ using namespace hivecl;
 
 class SinkLink final : public proxy::ClientLink {
  public:
-  void listen(std::function<void(protocol::Bytes&&)>) override {}
+  void listen(std::function<void(protocol::Bytes&&)>, std::function<bool()>) override {}
   void send_frame(protocol::Bytes&&) override {}
   void send_chunk(uint64_t, const std::byte*, size_t, std::function<void()> sent) override { sent(); }
   void send_status(uint64_t, cl_int) override {}

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -52,7 +53,8 @@ struct Pair {
   Received at_proxy;
 };
 
-std::unique_ptr<Pair> open_pair(size_t capacity, std::chrono::microseconds spin = 100us, uint64_t max_frame = 64u << 20) {
+std::unique_ptr<Pair> open_pair(size_t capacity, std::chrono::microseconds spin = 100us, uint64_t max_frame = 64u << 20,
+                                std::function<bool()> takers = {}) {
   auto pair = std::make_unique<Pair>();
   pair->client = ControlChannel::create(capacity);
   REQUIRE(pair->client);
@@ -71,7 +73,7 @@ std::unique_ptr<Pair> open_pair(size_t capacity, std::chrono::microseconds spin 
         received.broken = true;
         received.changed.notify_all();
       },
-      max_frame, spin);
+      max_frame, spin, {}, std::move(takers));
   return pair;
 }
 
@@ -108,6 +110,35 @@ TEST_CASE("Control channel: frames of several threads do not interleave", "[cont
     CHECK(frame == frame_of(writer, number, 16 + (number * 97) % 3000));
     next[writer] = number + 1;
   }
+}
+
+// The client's thread that waits for a reply, and the proxy's worker, take frames themselves
+// (try_take) beside the reader: every frame must be handed on once, whole and in order.
+TEST_CASE("Control channel: a thread taking frames beside the reader loses, reorders and breaks nothing",
+          "[control-channel]") {
+  std::atomic<bool> taking{true};
+  auto pair = open_pair(4096, 100us, 64u << 20, [&] { return taking.load(); });
+  constexpr uint32_t count = 20000;
+  const auto size_of = [](uint32_t number) -> size_t { return 8 + (number * 37) % 700; };
+  std::thread sender([&] {
+    for (uint32_t number = 0; number < count; ++number)
+      REQUIRE(pair->client->send(frame_of(0, number, size_of(number))));
+  });
+  size_t taken = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pair->proxy->try_take()) ++taken;
+    std::lock_guard lock(pair->at_proxy.mutex);
+    if (pair->at_proxy.frames.size() == count || pair->at_proxy.broken) break;
+  }
+  taking = false;
+  sender.join();
+  REQUIRE(pair->at_proxy.wait_for(count));
+  CHECK(taken > 0);
+  std::lock_guard lock(pair->at_proxy.mutex);
+  REQUIRE(pair->at_proxy.frames.size() == count);
+  for (uint32_t number = 0; number < count; ++number)
+    CHECK(pair->at_proxy.frames[number] == frame_of(0, number, size_of(number)));
 }
 
 TEST_CASE("Control channel: a sleeping reader is woken by a frame, and by close", "[control-channel]") {
