@@ -45,12 +45,14 @@ void by_callback(cl_event event, cl_int status, Action action) {
 // The commands of one in-order queue complete in order: one thread waits for them in turn.
 struct QueueWaiter {
   struct Pending {
-    cl_event event;  // null: finish the queue (when_finished)
-    Action action;
+    enum class What { event, finish, release } what;  // wait_then, when_finished, release_queue
+    cl_event event;  // what == event
+    Action action;   // what != release
   };
   std::mutex mutex;
   std::condition_variable more;
   std::deque<Pending> pending;
+  bool serving = false;  // a Pending taken from `pending` is being served
   std::atomic<size_t> count{0};  // pending.size(), read without the lock while spinning
   bool nudged = false;           // a wait is likely soon: poll again (expect_wait)
 };
@@ -69,6 +71,21 @@ constexpr auto idle_before_exit = std::chrono::seconds(2);
 // Waits come in bursts (a transfer's chunks, a launch then clFinish): a short spin takes the next
 // without the cost of a wake-up (about 5 us of clFinish's 16 on NVIDIA).
 constexpr auto spin_for_more = std::chrono::microseconds(100);
+
+void serve(cl_command_queue queue, const QueueWaiter::Pending& next) {
+  switch (next.what) {
+    case QueueWaiter::Pending::What::event:
+      wait_then(next.event, next.action);
+      clReleaseEvent(next.event);
+      break;
+    case QueueWaiter::Pending::What::finish:
+      next.action(clFinish(queue));
+      break;
+    case QueueWaiter::Pending::What::release:
+      clReleaseCommandQueue(queue);
+      break;
+  }
+}
 
 void serve_queue(cl_command_queue queue, std::shared_ptr<QueueWaiter> waiter) {
   while (true) {
@@ -92,14 +109,11 @@ void serve_queue(cl_command_queue queue, std::shared_ptr<QueueWaiter> waiter) {
     QueueWaiter::Pending next = std::move(waiter->pending.front());
     waiter->pending.pop_front();
     waiter->count.fetch_sub(1, std::memory_order_relaxed);
+    waiter->serving = true;
     lock.unlock();
-    if (next.event) {
-      wait_then(next.event, next.action);
-      clReleaseEvent(next.event);
-    } else {
-      next.action(clFinish(queue));
-      clReleaseCommandQueue(queue);
-    }
+    serve(queue, next);
+    lock.lock();
+    waiter->serving = false;
   }
 }
 
@@ -114,19 +128,23 @@ cl_command_queue in_order_queue(cl_event event) {
   return queue;
 }
 
-void by_waiter(cl_command_queue queue, cl_event event, Action action) {
+void hand_to(QueueWaiter& waiter, QueueWaiter::Pending pending) {
+  {
+    std::lock_guard lock(waiter.mutex);
+    waiter.pending.push_back(std::move(pending));
+    waiter.count.fetch_add(1, std::memory_order_release);
+  }
+  waiter.more.notify_one();
+}
+
+void by_waiter(cl_command_queue queue, QueueWaiter::Pending pending) {
   std::lock_guard registry_lock(registry().mutex);
   auto& waiter = registry().waiters[queue];
   if (!waiter) {
     waiter = std::make_shared<QueueWaiter>();
     std::thread(serve_queue, queue, waiter).detach();
   }
-  {
-    std::lock_guard lock(waiter->mutex);
-    waiter->pending.push_back({event, std::move(action)});
-    waiter->count.fetch_add(1, std::memory_order_release);
-  }
-  waiter->more.notify_one();
+  hand_to(*waiter, std::move(pending));
 }
 
 // The event's status if it has already completed or failed: no need to wait then.
@@ -158,15 +176,31 @@ void expect_wait(cl_command_queue queue) {
 }
 
 void when_finished(cl_command_queue queue, Action action) {
-  clRetainCommandQueue(queue);
-  by_waiter(queue, nullptr, std::move(action));
+  by_waiter(queue, {.what = QueueWaiter::Pending::What::finish, .event = nullptr, .action = std::move(action)});
+}
+
+void release_queue(cl_command_queue queue) {
+  {
+    std::lock_guard registry_lock(registry().mutex);
+    const auto found = registry().waiters.find(queue);
+    if (found != registry().waiters.end()) {
+      QueueWaiter& waiter = *found->second;
+      std::unique_lock lock(waiter.mutex);
+      if (waiter.serving || !waiter.pending.empty()) {
+        lock.unlock();
+        return hand_to(waiter, {.what = QueueWaiter::Pending::What::release, .event = nullptr, .action = {}});
+      }
+    }
+  }
+  clReleaseCommandQueue(queue);
 }
 
 void when_status(cl_event event, cl_int status, Action action) {
   if (cl_int reached = CL_QUEUED; status == CL_COMPLETE && already_ended(event, reached)) return action(reached);
   clRetainEvent(event);
   if (status == CL_COMPLETE) {
-    if (cl_command_queue queue = in_order_queue(event)) return by_waiter(queue, event, std::move(action));
+    if (cl_command_queue queue = in_order_queue(event))
+      return by_waiter(queue, {.what = QueueWaiter::Pending::What::event, .event = event, .action = std::move(action)});
   }
   by_callback(event, status, std::move(action));
 }

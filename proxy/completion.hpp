@@ -25,7 +25,11 @@ inline void when_complete(cl_event event, std::function<void(cl_int status)> act
 void expect_wait(cl_command_queue queue);
 // Runs `action` with the status of a native clFinish of `queue`, made in another thread once
 // the commands of the queue that are already waited for have been (their actions first).
+// The queue is not retained for it (a retain and release cost as much as a clFinish on
+// NVIDIA, docs/FINDINGS.md): release it with release_queue().
 void when_finished(cl_command_queue queue, std::function<void(cl_int status)> action);
+// Releases `queue` (clReleaseCommandQueue) once what its waiter thread was given has been done.
+void release_queue(cl_command_queue queue);
 // Waits in the calling thread for `event` to complete or fail, then runs `action` with the
 // status reached, as when_complete would.
 void wait_then(cl_event event, const std::function<void(cl_int status)>& action);

@@ -152,7 +152,9 @@ namespace {
 cl_int release_native(ObjectKind kind, void* native) {
   switch (kind) {
     case ObjectKind::context: return clReleaseContext(static_cast<cl_context>(native));
-    case ObjectKind::command_queue: return clReleaseCommandQueue(static_cast<cl_command_queue>(native));
+    case ObjectKind::command_queue:  // after the clFinish calls made for it (completion.hpp)
+      release_queue(static_cast<cl_command_queue>(native));
+      return CL_SUCCESS;
     case ObjectKind::mem: return clReleaseMemObject(static_cast<cl_mem>(native));
     case ObjectKind::program: return clReleaseProgram(static_cast<cl_program>(native));
     case ObjectKind::kernel: return clReleaseKernel(static_cast<cl_kernel>(native));
