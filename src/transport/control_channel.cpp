@@ -189,6 +189,7 @@ ControlRing::Result ControlRing::wait_readable(std::chrono::microseconds spin, c
 }
 
 void ControlRing::copy_out(std::byte* into, uint64_t at, size_t size) const {
+  if (size == 0) return;  // `into` may be an empty frame's null data()
   const size_t start = (read_ + at) % capacity_;
   const size_t first = std::min(size, capacity_ - start);
   std::memcpy(into, data_ + start, first);

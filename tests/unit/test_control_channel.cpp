@@ -141,6 +141,24 @@ TEST_CASE("Control channel: a thread taking frames beside the reader loses, reor
     CHECK(pair->at_proxy.frames[number] == frame_of(0, number, size_of(number)));
 }
 
+TEST_CASE("Control channel: a taker takes an empty frame as the reader would", "[control-channel]") {
+  std::atomic<bool> taking{true};
+  auto pair = open_pair(4096, 100us, 64u << 20, [&] { return taking.load(); });
+  REQUIRE(pair->client->send({}));
+  REQUIRE(pair->client->send(frame_of(3, 1, 16)));
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pair->proxy->try_take();
+    std::lock_guard lock(pair->at_proxy.mutex);
+    if (pair->at_proxy.frames.size() == 2) break;
+  }
+  taking = false;
+  REQUIRE(pair->at_proxy.wait_for(2));
+  std::lock_guard lock(pair->at_proxy.mutex);
+  CHECK(pair->at_proxy.frames[0].empty());
+  CHECK(pair->at_proxy.frames[1] == frame_of(3, 1, 16));
+}
+
 TEST_CASE("Control channel: a sleeping reader is woken by a frame, and by close", "[control-channel]") {
   auto pair = open_pair(4096, 0us);  // sleeps at once
   std::this_thread::sleep_for(100ms);
