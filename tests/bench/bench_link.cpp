@@ -26,6 +26,7 @@
 
 #include "bench/side_by_side.hpp"
 #include "transport/mpi_defaults.hpp"
+#include "transport/rendezvous.hpp"
 
 extern char** environ;
 
@@ -39,7 +40,9 @@ enum Order : int64_t { ping_pong, stream, quit };
 
 // MPI as HiveCL's client and proxy start it: singletons that find ompi-server, same PML.
 void init_mpi() {
-  const std::string uri = std::string(std::getenv("HIVECL_CLUSTER_DIR")) + "/ompi-server.uri";
+  const char* cluster_dir = std::getenv("HIVECL_CLUSTER_DIR");
+  if (!cluster_dir) die("HIVECL_CLUSTER_DIR is not set (run under tests/with-cluster.sh)", -1);
+  const std::string uri = hivecl::transport::ompi_server_uri_path(cluster_dir);
   for (const auto& [variable, value] : hivecl::transport::standalone_mpi_settings(uri))
     setenv(variable.c_str(), value.c_str(), 0);
   int provided = 0;
