@@ -8,9 +8,9 @@
 // process (its threads take turns) and one consuming process, whose threads take turns too:
 // the channel's reader, and a thread that polls for what a frame will bring it (a reply, a
 // request) and takes frames itself meanwhile (ControlChannel::try_take), which saves the
-// hand-over from the reader (docs/PERFORMANCE.md). Neither side trusts the
-// counters the other writes: a count that could not be true ends the channel (broken), and
-// every frame is copied out before anyone decodes it.
+// hand-over from the reader (docs/PERFORMANCE.md). Neither side trusts the counters the other
+// writes: a count that could not be true ends the channel (broken), and every frame is copied
+// out before anyone decodes it.
 #pragma once
 
 #include <sys/types.h>
@@ -30,7 +30,9 @@
 
 namespace hivecl::transport {
 
-// One direction of a channel, over memory that both processes map.
+// One direction of a channel, over memory that both processes map. Its consumer calls are
+// made by one thread at a time (ControlChannel's consumer lock), except taken() and
+// wait_readable().
 class ControlRing {
  public:
   enum class Result { done, closed, broken };
@@ -144,7 +146,7 @@ class ControlChannel {
   std::unique_ptr<ControlRing> outgoing_;
   std::unique_ptr<ControlRing> incoming_;
   std::atomic<bool> closed_{false};
-  OnFrame on_frame_;                // listen()'s
+  OnFrame on_frame_;  // listen()'s
   uint64_t max_frame_ = 0;
   std::mutex consumer_mutex_;  // held by the thread taking a frame and handing it on
   std::mutex reader_mutex_;  // one thread joins the reader
