@@ -87,8 +87,9 @@ class Session {
   // at a time, instead of start()'s worker, and without encoding: `request` is message
   // `opcode`'s Request. The caller then waits for `waits` itself.
   void run(protocol::Opcode opcode, uint64_t sequence, const void* request, std::vector<CallerWait>& waits);
-  // The link's thread (control channel reader or MPI engine): a control frame arrived. It is
-  // decoded here, off the worker's path (a stream of launches goes at the worker's pace).
+  // The link's thread (control channel reader or MPI engine), or the worker taking a frame
+  // itself while it has nothing to run: a control frame arrived. It is decoded here, off the
+  // worker's path while the worker runs a request (a stream of launches goes at its pace).
   void deliver(protocol::Bytes&& frame);
   // A request delivered, decoded, for the worker to run in its turn.
   struct Inbound {
