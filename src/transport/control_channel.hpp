@@ -100,6 +100,8 @@ class ControlRing {
 // Both directions, and the thread that reads the incoming one.
 class ControlChannel {
  public:
+  // Runs with the consumers' lock held (in the reader or a taker): it must not wait for
+  // another frame of this channel.
   using OnFrame = std::function<void(protocol::Bytes&& frame)>;
   static constexpr size_t default_capacity = 256u << 10;
   static constexpr std::chrono::microseconds taker_grace{10};
