@@ -143,16 +143,11 @@ ControlRing::Result ControlRing::take(std::byte* into, size_t size, Clock::time_
     const size_t available = readable();
     if (available == SIZE_MAX) return Result::broken;
     if (available == 0) {
-      const Result waited = wait([this] { return readable() != 0; }, header_.data_signal, header_.consumer_sleeping,
-                                 spin_until, closed, &expecting_);
-      if (waited != Result::done) return waited;
+      if (const Result waited = wait_for_data(spin_until, closed); waited != Result::done) return waited;
       continue;
     }
     const size_t piece = std::min(available, size);
-    const size_t at = read_ % capacity_;
-    const size_t first = std::min(piece, capacity_ - at);
-    std::memcpy(into, data_ + at, first);
-    std::memcpy(into + first, data_, piece - first);
+    copy_out(into, 0, piece);
     read_ += piece;
     publish_read();
     into += piece;
@@ -184,8 +179,12 @@ ControlRing::Result ControlRing::read(protocol::Bytes& frame, uint64_t max_frame
 // Without the consumers' lock another consumer may take bytes meanwhile, so an impossible count
 // seen here only means "look": read() or peek() tells under the lock whether it is.
 ControlRing::Result ControlRing::wait_readable(std::chrono::microseconds spin, const std::atomic<bool>& closed) {
-  return wait([this] { return readable() != 0; }, header_.data_signal, header_.consumer_sleeping, Clock::now() + spin,
-              closed, &expecting_);
+  return wait_for_data(Clock::now() + spin, closed);
+}
+
+ControlRing::Result ControlRing::wait_for_data(Clock::time_point spin_until, const std::atomic<bool>& closed) {
+  return wait([this] { return readable() != 0; }, header_.data_signal, header_.consumer_sleeping, spin_until, closed,
+              &expecting_);
 }
 
 void ControlRing::copy_out(std::byte* into, uint64_t at, size_t size) const {

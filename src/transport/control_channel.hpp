@@ -75,6 +75,8 @@ class ControlRing {
   Result wait(const std::function<bool()>& ready, uint32_t& signal, uint32_t& sleeping,
               std::chrono::steady_clock::time_point spin_until, const std::atomic<bool>& closed,
               const std::function<bool()>* expecting = nullptr);
+  // Consumer: waits until some bytes are readable (as wait() does, with the consumer's signal).
+  Result wait_for_data(std::chrono::steady_clock::time_point spin_until, const std::atomic<bool>& closed);
   // Consumer: the next `size` bytes of the stream.
   Result take(std::byte* into, size_t size, std::chrono::steady_clock::time_point spin_until,
               const std::atomic<bool>& closed);
