@@ -193,6 +193,19 @@ TEST_CASE("Control channel: a peer's impossible count or oversized frame ends th
     std::memcpy(pair->client->segment().data(), &forged, sizeof forged);  // the client-to-proxy ring's count
     CHECK(pair->at_proxy.wait_broken());
   }
+  SECTION("a written count beyond the ring while a taker polls") {
+    std::atomic<bool> taking{true};
+    auto pair = open_pair(4096, 100us, 64u << 20, [&] { return taking.load(); });
+    std::thread taker([&] {
+      while (taking) pair->proxy->try_take();
+    });
+    uint64_t forged = 1u << 20;
+    std::memcpy(pair->client->segment().data(), &forged, sizeof forged);
+    CHECK(pair->at_proxy.wait_broken());
+    taking = false;
+    taker.join();
+    CHECK(pair->at_proxy.frames.empty());
+  }
   SECTION("a frame over the reader's limit") {
     auto pair = open_pair(4096, 100us, 1000);
     REQUIRE(pair->client->send(frame_of(0, 0, 2000)));
