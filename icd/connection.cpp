@@ -29,7 +29,11 @@ std::shared_ptr<Incoming> Incoming::start(transport::Engine& engine, const trans
   return incoming;
 }
 
-std::shared_ptr<Incoming> Incoming::status_only() { return std::shared_ptr<Incoming>(new Incoming); }
+std::shared_ptr<Incoming> Incoming::status_only(Connection* taker) {
+  std::shared_ptr<Incoming> incoming(new Incoming);
+  incoming->taker_ = taker;
+  return incoming;
+}
 
 void Incoming::complete(cl_int status) {
   device_status_ = status;
@@ -37,6 +41,7 @@ void Incoming::complete(cl_int status) {
 }
 
 cl_int Incoming::wait() const {
+  if (taker_) taker_->take_frames_until([this] { return trailer_.status() != OpStatus::pending; });
   if ((chunks_ && chunks_->wait() != OpStatus::done) || trailer_.wait() != OpStatus::done) return peer_lost_status;
   if (device_status_ < 0) return device_status_;
   finish();
@@ -105,16 +110,17 @@ std::unique_ptr<transport::ControlChannel> Connection::offer_control_channel() {
   return channel;
 }
 
-void Connection::await_reply(PendingReply& pending) {
+template <class Arrived>
+void Connection::take_frames_until(const Arrived& arrived) {
   transport::ControlChannel* const channel = control_.get();
-  if (!channel) {
-    pending.arrived.wait();
-    return;
-  }
-  const auto arrived = [&] { return pending.arrived.status() != OpStatus::pending; };
+  if (!channel) return;
   callers_taking_.fetch_add(1, std::memory_order_acq_rel);
   transport::poll_for([&] { return arrived() || (channel->try_take(), arrived()); }, transport::longest_busy_poll);
-  callers_taking_.fetch_sub(1, std::memory_order_acq_rel);  // the reader hands it over from now on
+  callers_taking_.fetch_sub(1, std::memory_order_acq_rel);  // the reader hands frames on from now on
+}
+
+void Connection::await_reply(PendingReply& pending) {
+  take_frames_until([&] { return pending.arrived.status() != OpStatus::pending; });
   pending.arrived.wait();
 }
 
@@ -303,7 +309,7 @@ std::shared_ptr<Incoming> Connection::take_status(uint64_t sequence) {
     statuses_.erase(it);
     return incoming;
   }
-  it->second = Incoming::status_only();
+  it->second = Incoming::status_only(control_ ? this : nullptr);
   if (lost_) it->second->complete(peer_lost_status);  // lose() has failed those before it
   return it->second;
 }

@@ -24,14 +24,17 @@
 namespace hivecl::icd {
 
 class Cluster;
+class Connection;
 
 // The data of one read, arriving in the application's memory, then the read's status.
 class Incoming {
  public:
   static std::shared_ptr<Incoming> start(transport::Engine& engine, const transport::LinkPtr& link, uint64_t sequence,
                                          void* data, size_t size, size_t chunk);
-  // In-process: the native runtime writes the data itself; only the status comes (complete()).
-  static std::shared_ptr<Incoming> status_only();
+  // In-process, or on one node: the native runtime or the proxy writes the data itself; only the
+  // status comes (complete()). `taker`: the connection whose control frames (the status among
+  // them) the thread in wait() takes itself while it polls, or null.
+  static std::shared_ptr<Incoming> status_only(Connection* taker = nullptr);
   void complete(cl_int status);
   // Waits for the data; the device's status of the read, or peer_lost_status.
   cl_int wait() const;
@@ -44,6 +47,7 @@ class Incoming {
   void finish() const;
 
   std::function<void()> finish_;
+  Connection* taker_ = nullptr;
   mutable std::once_flag finished_;
   std::shared_ptr<transport::Transfer> chunks_;
   int32_t device_status_ = CL_SUCCESS;
@@ -113,6 +117,13 @@ class Connection final : transport::InProcessClient {
   // Says goodbye (waiting a little) and frees the link: the process is exiting.
   void shutdown();
 
+  // Through a shared control channel: polls until `arrived()`, up to longest_busy_poll, the
+  // calling thread taking the frames that come meanwhile itself (on_control: no application
+  // code runs), what it waits for among them, without the hand-over from the channel's reader.
+  // Then the caller waits as it would have (the reader hands frames on).
+  template <class Arrived>
+  void take_frames_until(const Arrived& arrived);
+
  private:
   struct PendingReply {
     virtual ~PendingReply() = default;
@@ -177,9 +188,7 @@ class Connection final : transport::InProcessClient {
                                 const std::function<void(protocol::Writer&)>& encode_request) const;
   // Where `pending` waits for request `sequence`'s reply.
   void expect_reply(uint64_t sequence, const std::shared_ptr<PendingReply>& pending);
-  // Waits for `pending`'s reply. Through a shared control channel the calling thread takes the
-  // frames that come meanwhile itself while it polls (on_control: no application code runs),
-  // its reply among them, without the hand-over from the channel's reader.
+  // Waits for `pending`'s reply, taking frames meanwhile (take_frames_until).
   void await_reply(PendingReply& pending);
   // The pending reply of request `sequence`, taken away; null if none.
   std::shared_ptr<PendingReply> take_pending(uint64_t sequence);
@@ -208,7 +217,7 @@ class Connection final : transport::InProcessClient {
   std::mutex pending_mutex_;
   std::unordered_map<uint64_t, std::shared_ptr<PendingReply>> pending_;
   std::atomic<size_t> replies_due_{0};  // pending_.size(), read by the control channel's reader
-  std::atomic<size_t> callers_taking_{0};  // threads in await_reply() taking frames themselves
+  std::atomic<size_t> callers_taking_{0};  // threads in take_frames_until()
   std::atomic<uint64_t> detached_failures_{0};
   transport::InProcessBackend* in_process_ = nullptr;
   // In-process transfers whose status came before receive() or receive() before the status.
