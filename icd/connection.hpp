@@ -102,9 +102,9 @@ class Connection final : transport::InProcessClient {
   template <class M>
   void post(const typename M::Request& request);
   // Sends a request that the proxy answers only if it fails (protocol::answered_only_on_failure),
-  // with no pending reply: such a failure counts in detached_failures().
+  // with no pending reply: such a failure counts in detached_failures(). Returns its sequence.
   template <class M>
-  void send_detached(const typename M::Request& request);
+  uint64_t send_detached(const typename M::Request& request);
   // How many requests sent by send_detached() the proxy has refused so far.
   uint64_t detached_failures() const { return detached_failures_.load(std::memory_order_acquire); }
   // Receives the bulk data of request `sequence` into `data` (on the memory path the
@@ -319,11 +319,11 @@ void Connection::post(const typename M::Request& request) {
 }
 
 template <class M>
-void Connection::send_detached(const typename M::Request& request) {
+uint64_t Connection::send_detached(const typename M::Request& request) {
   static_assert(M::has_reply);
   if (!connected_) ensure_connected();
   if (lost_) throw ClError{peer_lost_status};
-  send_request<M>(request, nullptr);
+  return send_request<M>(request, nullptr);
 }
 
 template <class M>

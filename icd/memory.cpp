@@ -183,6 +183,8 @@ const _cl_mem* host_transfer_buffer(const EnqueuedCommand& command, cl_mem buffe
 
 // Device data into host memory: the reply confirms the command, the data follows it
 // (over MPI, or written by the proxy itself on the memory path), then its status.
+// On the memory path a non-blocking read is not waited for (detached: answered only if it
+// fails); its status still tells when the data is there.
 // In-process the native runtime writes the application's memory itself, and only a blocking
 // read has a status (the native event tells the rest).
 void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, void* pointer,
@@ -193,7 +195,9 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
   const ReadBuffer::Request request{.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
                                     .tail = command.tail(),
                                     .host_address = shared.segment ? 0 : host_address(connection, pointer),
-                                    .shared = shared, .blocking = blocking};
+                                    .shared = shared, .blocking = blocking,
+                                    .detached = !blocking && !connection->in_process() &&
+                                                connection->moves_by_memory()};
   if (connection->in_process() && !blocking) {
     connection->call<ReadBuffer>(request);
     command.complete(type);
@@ -207,7 +211,11 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
     return;
   }
   uint64_t sequence = 0;
-  connection->call<ReadBuffer>(request, {}, &sequence);
+  if (request.detached) {
+    sequence = connection->send_detached<ReadBuffer>(request);
+  } else {
+    connection->call<ReadBuffer>(request, {}, &sequence);
+  }
   auto incoming = connection->receive(sequence, pointer, size);
   command.queue()->add_pending({incoming, command.position(), HostRange::of(pointer, size)});
   command.complete(type, incoming);
@@ -224,8 +232,9 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
 // completed, and a failure reaches that event.
 // The data is taken now, not when the command runs: the reads it may depend on (earlier on
 // the queue, or in its wait list) must have filled the application's memory first.
-// In-process the native runtime reads `pointer` itself, as natively: a blocking write
-// returns when the command has ended (its status), a non-blocking one at once (no status).
+// From a shared segment (through a proxy of this node) or in-process the native runtime reads
+// `pointer` itself, as natively: a non-blocking write returns at once and reports nothing but
+// a failure; in-process a blocking one returns when the command has ended (its status).
 void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, const void* pointer,
                 bool blocking, cl_command_type type, HostMemory memory = HostMemory::application) {
   Connection* connection = command.connection();
@@ -240,6 +249,11 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
                                .blocking = blocking, .transient = memory == HostMemory::hivecl};
   if (!blocking && memory == HostMemory::application && !connection->in_process()) {
     request.detached = true;
+    if (answered_only_on_failure<WriteBuffer>(request)) {
+      connection->send_detached<WriteBuffer>(request);
+      command.complete(type);
+      return;
+    }
     connection->call_later<WriteBuffer>(request, [](cl_int status, const WriteBuffer::Reply&) {
       if (status != CL_SUCCESS)
         log::warn("a write failed on the proxy after clEnqueueWriteBuffer had returned (status ", status,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <type_traits>
 
 #include "protocol/messages.hpp"
 #include "proxy/completion.hpp"
@@ -137,6 +138,15 @@ void keep_event(Call& call, protocol::ObjectId id, cl_event event);
 // runtime spends about a microsecond making and releasing one, and loops launch kernels).
 inline cl_event* event_wanted(protocol::ObjectId id, cl_event& event) {
   return id == protocol::no_object ? nullptr : &event;
+}
+// Whether `request` is a read the client did not wait for, into a shared segment, whose status
+// waits in the session's ReadReports (memory.cpp); the session sends them before any other request.
+template <class Request>
+bool reported_together(const Request& request) {
+  if constexpr (std::is_same_v<Request, protocol::ReadBuffer::Request>)
+    return request.detached && request.shared.segment != 0;
+  else
+    return false;
 }
 // Registers, under the id the client chose, an event that reports `status` (a failure), for
 // a command that the client did not wait for and that could not be enqueued.

@@ -132,34 +132,42 @@ void block_in_caller(Call& call, Native native, const Enqueue& enqueue, cl_mem m
   });
 }
 
+// A non-blocking transfer that reports nothing itself, as natively: no status, and no native event
+// unless the application asked for one (handing each command to the queue's waiter thread only
+// to report an end nobody waits for cost an in-process window of 64 KiB transfers a third of
+// its speed). Nor does it flush: the application's own flush or wait does (a flush each cost
+// such a window a fifth of its speed on NVIDIA). Memory in a shared segment is kept mapped until
+// the device is through with it (AttachedSegment::used_by).
+template <class Native, class Request>
+void transfer_unwatched(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, const Request& request,
+                        void* host, AttachedSegment* segment) {
+  if (segment) segment->used_by(enqueue.queue);
+  cl_event event = nullptr;
+  check(native(enqueue.queue, mem, CL_FALSE, request.offset, request.size, host, enqueue.wait_count(),
+               enqueue.wait_list(), event_wanted(request.tail.event, event)));
+  keep_event(call, request.tail.event, event);
+}
+
 // In-process (transport/in_process.hpp) the native runtime moves the application's memory
 // itself, as natively, without staging; the status after the command's end (on the request's
-// data tag) tells a blocking transfer when to return. A non-blocking one has no status and no
-// native event unless the application asked for one, as natively: handing each such command
-// to the queue's waiter thread only to report an end nobody waits for cost a window of 64 KiB
-// transfers a third of its speed. Memory in a shared segment (a mapped CL_MEM_ALLOC_HOST_PTR
-// buffer) goes through the segment's page-locked mapping, kept until the device is through
-// with it (AttachedSegment::used_by). Only a blocking transfer flushes, as natively: a
-// non-blocking one is flushed by the application's own flush or wait; a flush each cost such a
-// window a fifth of its speed on NVIDIA.
+// data tag) tells a blocking transfer when to return, and a non-blocking one reports nothing
+// (transfer_unwatched). Memory in a shared segment (a mapped CL_MEM_ALLOC_HOST_PTR buffer)
+// goes through the segment's page-locked mapping.
 template <class Native, class Request>
 void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, const Request& request,
                        const Replier& status_to) {
   std::shared_ptr<AttachedSegment> segment;
   void* host = reinterpret_cast<void*>(request.host_address);
   if (request.shared.segment) std::tie(segment, host) = segment_memory(call, enqueue, request.shared, request.size);
-  if (request.blocking && call.caller_waits && !segment)
-    return block_in_caller(call, native, enqueue, mem, request, host, status_to);
-  if (segment && !request.blocking) segment->used_by(enqueue.queue);
+  if (!request.blocking) return transfer_unwatched(call, native, enqueue, mem, request, host, segment.get());
+  if (call.caller_waits && !segment) return block_in_caller(call, native, enqueue, mem, request, host, status_to);
   cl_event event = nullptr;
   check(native(enqueue.queue, mem, CL_FALSE, request.offset, request.size, host, enqueue.wait_count(),
-               enqueue.wait_list(), request.blocking ? &event : event_wanted(request.tail.event, event)));
-  if (request.blocking) {
-    // The caller's own wait flushes (clWaitForEvents); a completion thread's does not. An
-    // explicit flush cost 1.2 µs on NVIDIA.
-    if (!call.caller_waits) clFlush(enqueue.queue);
-    when_complete(call, event, [status_to, segment](cl_int status) { status_to.send_status(status); });
-  }
+               enqueue.wait_list(), &event));
+  // The caller's own wait flushes (clWaitForEvents); a completion thread's does not. An
+  // explicit flush cost 1.2 µs on NVIDIA.
+  if (!call.caller_waits) clFlush(enqueue.queue);
+  when_complete(call, event, [status_to, segment](cl_int status) { status_to.send_status(status); });
   keep_event(call, request.tail.event, event);
 }
 
@@ -340,32 +348,43 @@ cl_event transfer_with_segment(Call& call, Native native, const Enqueue& enqueue
   return event;
 }
 
-}  // namespace
+// The reply that the read was accepted, unless the client did not wait for it.
+void confirm(const ReadBuffer::Request& request, const Replier& later) {
+  if (!answered_only_on_failure<ReadBuffer>(request)) later.reply<ReadBuffer>(CL_SUCCESS);
+}
 
 // The device fills staging slots chunk by chunk; each filled chunk goes to the client
 // (and its slot back to the ring), then the read's status follows on the data tag. The
 // reply comes once the first chunk is enqueued: the client then expects the data, and
 // on the MPI path a read larger than the ring waits for the client to take chunks.
-void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
+void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) {
   Session& session = call.session;
   const auto [enqueue, mem] = prepare_transfer(call, request);
   check_data_path(session, request.host_address);
   session.statistics().count_to_client(request.size);
   if (in_process(session)) {
     transfer_in_place(call, clEnqueueReadBuffer, enqueue, mem, request, later);
-    later.reply<ReadBuffer>(CL_SUCCESS);
+    confirm(request, later);
     return;
   }
   if (request.size == 0) {
     keep_event(call, request.tail.event, enqueue_empty(clEnqueueReadBuffer, enqueue, mem, request.offset));
-    later.reply<ReadBuffer>(CL_SUCCESS);
+    confirm(request, later);
     later.send_status(CL_SUCCESS);
+    return;
+  }
+  if (reported_together(request)) {  // its status goes with those of the reads after it
+    std::shared_ptr<AttachedSegment> segment;
+    std::byte* memory = nullptr;
+    std::tie(segment, memory) = segment_memory(call, enqueue, request.shared, request.size);  // captured: no binding
+    transfer_unwatched(call, clEnqueueReadBuffer, enqueue, mem, request, memory, segment.get());
+    session.read_reports().add(enqueue.queue, [later, segment](cl_int status) { later.send_status(status); });
     return;
   }
   if (request.shared.segment) {
     const cl_event event = transfer_with_segment(call, clEnqueueReadBuffer, enqueue, mem, request.offset, request.size,
                                                  request.shared, [later](cl_int status) { later.send_status(status); });
-    later.reply<ReadBuffer>(CL_SUCCESS);
+    confirm(request, later);
     keep_event(call, request.tail.event, event);
     return;
   }
@@ -382,7 +401,7 @@ void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
                                               enqueue.wait_count(), enqueue.wait_list(), &event);
     if (status != CL_SUCCESS) {
       ring.release(slot);
-      if (index == 0) throw ClError{status};  // nothing started: the reply says it
+      if (index == 0) throw ClError{status};  // nothing started: the reply (and status) says it
       delivery->truncate(index, status);
       break;
     }
@@ -391,7 +410,7 @@ void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
       delivery->filled(index, offset, size, slot, done);
     });
     chunks.push_back(event);
-    if (index == 0) later.reply<ReadBuffer>(CL_SUCCESS);
+    if (index == 0) confirm(request, later);
   }
   try {
     keep_event(call, request.tail.event, command_event(enqueue.queue, chunks));
@@ -400,10 +419,10 @@ void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
   }
 }
 
-namespace {
-
 // Answered once the proxy holds the data (the application may then reuse its memory): after
-// the staging ring took it, or, from a shared segment, after the device did.
+// the staging ring took it, or, from a shared segment, after the device did. A write the client
+// did not wait for, from a shared segment, is not answered unless it fails: the device reads the
+// application's memory itself, as natively, and reports nothing (transfer_unwatched).
 void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later) {
   const auto [enqueue, mem] = prepare_transfer(call, request);
   check_data_path(call.session, request.host_address);
@@ -421,6 +440,11 @@ void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later
   if (request.size == 0) {
     call.bulk_consumed = true;
     keep_event(call, request.tail.event, enqueue_empty(clEnqueueWriteBuffer, enqueue, mem, request.offset));
+  } else if (answered_only_on_failure<WriteBuffer>(request)) {
+    call.bulk_consumed = true;
+    const auto [segment, memory] = segment_memory(call, enqueue, request.shared, request.size);
+    transfer_unwatched(call, clEnqueueWriteBuffer, enqueue, mem, request, memory, segment.get());
+    return;
   } else if (request.shared.segment) {
     call.bulk_consumed = true;
     keep_event(call, request.tail.event,
@@ -435,6 +459,19 @@ void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later
 }
 
 }  // namespace
+
+void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
+  try {
+    read_buffer(call, request, later);
+  } catch (const ClError& error) {
+    // The client has already given the application this read's event, and waits for its status.
+    if (request.detached) {
+      keep_failed_event(call, request.queue, request.tail.event, error.code);
+      later.send_status(error.code);
+    }
+    throw;
+  }
+}
 
 void execute(Call& call, const WriteBuffer::Request& request, Replier later) {
   try {

@@ -231,6 +231,8 @@ std::unique_ptr<Session::Inbound> Session::next_request() {
   // the reader decodes the next ones into the inbox.
   const auto arrived = [&] { return !waiting() || (link_->try_take_frame(), !waiting()); };
   worker_takes_.store(true, std::memory_order_release);
+  // A run of detached reads comes a few microseconds apart: one that pauses longer has ended.
+  if (read_reports_.any() && !transport::poll_for(arrived, ReadReports::grace)) read_reports_.send();
   if (!transport::poll_for(arrived, server_.config().session_poll_spin()))
     transport::poll_for([&] { return arrived() || !clients_waiting(); }, transport::longest_busy_poll);
   worker_takes_.store(false, std::memory_order_release);
@@ -288,6 +290,7 @@ void run_request(Session& session, uint64_t sequence, const typename M::Request&
   }
   log::trace(M::message_name, " #", sequence);
   if constexpr (M::opcode != Opcode::EnqueueNDRangeKernel) session.launch_gate().end_burst();
+  if (!reported_together(request)) session.read_reports().send();  // the run of such reads has ended
   session.count_call();
   if constexpr (M::opcode == Opcode::Finish || M::opcode == Opcode::WaitForEvents) replier.owe();
   Call call{.session = session, .sequence = sequence, .caller_waits = caller_waits};

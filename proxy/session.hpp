@@ -23,6 +23,7 @@
 #include "proxy/client_link.hpp"
 #include "proxy/data_path.hpp"
 #include "proxy/launch_gate.hpp"
+#include "proxy/read_reports.hpp"
 #include "proxy/shared_segments.hpp"
 #include "proxy/staging.hpp"
 #include "proxy/statistics.hpp"
@@ -145,6 +146,8 @@ class Session {
   bool greeted() const { return greeted_; }
   void end() { ending_ = true; }
   LaunchGate& launch_gate() { return launch_gate_; }
+  // The worker's own: reports of detached reads, sent when a run of them ends.
+  ReadReports& read_reports() { return read_reports_; }
   // A user event of this session: failed at teardown if the client never set it, so that the
   // commands waiting for it end (even after the client released it).
   void hold_user_event(cl_event event);
@@ -164,6 +167,7 @@ class Session {
   std::shared_ptr<SessionStatistics> statistics_ = std::make_shared<SessionStatistics>();
   std::vector<cl_event> user_events_;  // retained; the worker thread's only
   LaunchGate launch_gate_;
+  ReadReports read_reports_;
   std::thread worker_;
   std::mutex inbox_mutex_;
   std::condition_variable inbox_cv_;

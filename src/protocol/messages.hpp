@@ -16,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 16;
+inline constexpr uint32_t protocol_version = 17;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -243,7 +243,10 @@ struct ReadBuffer {
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
     SharedRange shared;         // or, on that path, memory the proxy maps too
     bool blocking = false;      // the client waits for the read's end right away
-    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared, blocking)
+    // On the memory path, a non-blocking read the client did not wait for: answered only if it
+    // fails, when its event reports the failure; its status comes as for any read.
+    bool detached = false;
+    HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared, blocking, detached)
     uint64_t bulk_bytes() const { return host_address || shared.segment ? 0 : size; }
   };
   using Reply = Empty;
@@ -259,7 +262,9 @@ struct WriteBuffer {
     EnqueueTail tail;
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
     SharedRange shared;         // or, on that path, memory the proxy maps too
-    // A non-blocking write the client did not wait for: its event reports a failure.
+    // A non-blocking write the client did not wait for: its event reports a failure. From a
+    // shared segment, it is answered only if it fails (the application's memory is the device's
+    // to read until the command's event completes, as natively).
     bool detached = false;
     bool blocking = false;  // the client waits for the write's end right away
     // The client frees host_address's memory once the call returns (an unmap's shadow):
@@ -577,13 +582,15 @@ struct EnqueueNDRangeKernel {
   using Reply = Empty;
 };
 
-// Whether the proxy answers `request` only if it fails: a detached launch, which the client
-// sends without a pending reply (a failure's reply finds none and tells the client that the
-// arguments the proxy holds are in doubt).
+// Whether the proxy answers `request` only if it fails: a detached launch, read or write from a
+// shared segment, which the client sends without a pending reply (a failure's reply finds none
+// and tells the client that the kernel arguments the proxy holds may be in doubt).
 template <class M>
 constexpr bool answered_only_on_failure(const typename M::Request& request) {
-  if constexpr (M::opcode == Opcode::EnqueueNDRangeKernel)
+  if constexpr (M::opcode == Opcode::EnqueueNDRangeKernel || M::opcode == Opcode::ReadBuffer)
     return request.detached;
+  else if constexpr (M::opcode == Opcode::WriteBuffer)
+    return request.detached && request.shared.segment != 0;
   else
     return false;
 }

@@ -573,6 +573,76 @@ DIFFERENTIAL_TEST(read_then_write, "A write from host memory that an earlier rea
   record_data(probe, "written after the other queue's read", read_back(second_queue, other_queue, 0, size), data);
 }
 
+// Memory a mapped CL_MEM_ALLOC_HOST_PTR buffer gives (through a proxy of this node, memory the
+// proxy maps too, which the device reads and writes straight; non-blocking transfers of it go out
+// without waiting): reads have their data after clFinish, clWaitForEvents, or their event's
+// CL_COMPLETE, a write on another queue that waits for such a read takes its data, and a
+// non-blocking write from it has read it once its event completed.
+DIFFERENTIAL_TEST(mapped_host_memory, "Transfers to and from mapped page-locked memory keep their data and order",
+                  "[memory]") {
+  const Setup setup = make_setup(probe);
+  constexpr size_t size = 2 * mib + 5, window = 8, chunk = size / window;
+  Bytes data = sample(size, 31);
+  const Buffer source = make_buffer(setup.context, data);
+  const Buffer pinned = make_buffer(setup.context, CL_MEM_ALLOC_HOST_PTR, size);
+  cl_int status = CL_SUCCESS;
+  auto* mapped = static_cast<unsigned char*>(clEnqueueMapBuffer(
+      setup.queue, pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, nullptr, nullptr, &status));
+  REQUIRE(status == CL_SUCCESS);
+  const auto mapped_bytes = [&] { return Bytes(mapped, mapped + size); };
+  const auto clear = [&] { std::fill(mapped, mapped + size, 0); };
+
+  clear();
+  const Buffer busy = keep_busy(setup.context, setup.queue);
+  for (size_t i = 0; i < window; ++i)
+    probe.status("window read " + std::to_string(i),
+                 clEnqueueReadBuffer(setup.queue, source, CL_FALSE, i * chunk, i + 1 < window ? chunk : size - i * chunk,
+                                     mapped + i * chunk, 0, nullptr, nullptr));
+  probe.status("finish", clFinish(setup.queue));
+  record_data(probe, "window of reads", mapped_bytes(), data);
+
+  clear();
+  Event waited;
+  probe.status("read to wait for", clEnqueueReadBuffer(setup.queue, source, CL_FALSE, 0, size, mapped, 0, nullptr,
+                                                       waited.out()));
+  wait_for(probe, "wait", waited);
+  record_data(probe, "read waited for", mapped_bytes(), data);
+
+  clear();
+  Event polled;
+  probe.status("read to poll", clEnqueueReadBuffer(setup.queue, source, CL_FALSE, 0, size, mapped, 0, nullptr,
+                                                   polled.out()));
+  REQUIRE(clFlush(setup.queue) == CL_SUCCESS);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  cl_int polled_status = CL_QUEUED;
+  while (polled_status > CL_COMPLETE && std::chrono::steady_clock::now() < deadline)
+    polled_status = event_info<cl_int>(polled, CL_EVENT_COMMAND_EXECUTION_STATUS);
+  record_data(probe, "read polled for", mapped_bytes(), data);
+  probe.status("polled status", polled_status);
+
+  clear();
+  Queue second_queue(clCreateCommandQueueWithProperties(setup.context, probe.device(), nullptr, nullptr));
+  REQUIRE(second_queue.get());
+  const Buffer target = make_buffer(setup.context, CL_MEM_READ_WRITE, size);
+  const Buffer busy_again = keep_busy(setup.context, setup.queue);
+  Event read_event;
+  probe.status("read before a write", clEnqueueReadBuffer(setup.queue, source, CL_FALSE, 0, size, mapped, 0, nullptr,
+                                                          read_event.out()));
+  probe.status("write waiting for it", clEnqueueWriteBuffer(second_queue, target, CL_FALSE, 0, size, mapped, 1,
+                                                            read_event.out(), nullptr));
+  probe.status("finish second queue", clFinish(second_queue));
+  record_data(probe, "written after the read", read_back(second_queue, target, 0, size), data);
+
+  Event written;
+  probe.status("write", clEnqueueWriteBuffer(setup.queue, target, CL_FALSE, 0, size, mapped, 0, nullptr,
+                                             written.out()));
+  wait_for(probe, "wait for the write", written);
+  clear();
+  record_data(probe, "written", read_back(setup.queue, target, 0, size), data);
+  probe.status("unmap", clEnqueueUnmapMemObject(setup.queue, pinned, mapped, 0, nullptr, nullptr));
+  probe.status("finish at the end", clFinish(setup.queue));
+}
+
 // A non-blocking write's memory is the application's again once the write's event completed,
 // exactly when the spec says (HiveCL returns at once and reads it in the background).
 DIFFERENTIAL_TEST(write_source_reusable, "A non-blocking write's memory is free once its event completed",

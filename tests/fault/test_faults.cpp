@@ -870,6 +870,65 @@ TEST_CASE("a detached launch the proxy refuses never completes, and the next lau
   CHECK(clReleaseContext(setup.context) == CL_SUCCESS);
 }
 
+// Non-blocking transfers on the memory path go out without waiting (reads from any host memory,
+// writes from a mapped CL_MEM_ALLOC_HOST_PTR buffer, which is memory the proxy maps too) and the
+// proxy answers them only if it fails, here for want of room for the event: the event reports the
+// failure (or, as the proxy had no room for it, is unknown there), waiting for it returns, and the
+// session works on.
+TEST_CASE("a detached transfer the proxy refuses fails its event, and waiting for it returns", "[limits]") {
+  const Setup setup;  // 2 objects
+  cl_int status = CL_SUCCESS;
+  constexpr size_t bytes = 64u << 10;  // a mapped buffer of this size is a shared segment
+  cl_mem buffer = clCreateBuffer(setup.context, CL_MEM_READ_WRITE, bytes, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_mem pinned = clCreateBuffer(setup.context, CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);  // 4 objects
+  auto* mapped = static_cast<unsigned char*>(clEnqueueMapBuffer(
+      setup.queue, pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr, nullptr, &status));
+  REQUIRE(status == CL_SUCCESS);
+  std::vector<unsigned char> ordinary(bytes, 5);
+  REQUIRE(clEnqueueWriteBuffer(setup.queue, buffer, CL_TRUE, 0, bytes, ordinary.data(), 0, nullptr, nullptr) ==
+          CL_SUCCESS);
+  std::vector<cl_event> events(8);
+  for (cl_event& event : events)  // 12 objects: the cap
+    REQUIRE(clEnqueueReadBuffer(setup.queue, buffer, CL_FALSE, 0, 4, ordinary.data(), 0, nullptr, &event) ==
+            CL_SUCCESS);
+  cl_event refused = nullptr;
+  SECTION("a read into ordinary memory") {
+    REQUIRE(clEnqueueReadBuffer(setup.queue, buffer, CL_FALSE, 0, bytes, ordinary.data(), 0, nullptr, &refused) ==
+            CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &refused) != CL_SUCCESS);
+  }
+  SECTION("a read into a mapped buffer") {
+    REQUIRE(clEnqueueReadBuffer(setup.queue, buffer, CL_FALSE, 0, bytes, mapped, 0, nullptr, &refused) == CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &refused) != CL_SUCCESS);
+  }
+  SECTION("a write from a mapped buffer") {
+    REQUIRE(clEnqueueWriteBuffer(setup.queue, buffer, CL_FALSE, 0, bytes, mapped, 0, nullptr, &refused) ==
+            CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &refused) != CL_SUCCESS);
+  }
+  clFinish(setup.queue);  // its status is the failed read's or the queue's: not asked here
+  cl_int refused_status = CL_COMPLETE;
+  CHECK((clGetEventInfo(refused, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof refused_status, &refused_status,
+                        nullptr) != CL_SUCCESS ||
+         refused_status < 0));
+  for (cl_event event : events) CHECK(clReleaseEvent(event) == CL_SUCCESS);
+  CHECK(clReleaseEvent(refused) == CL_SUCCESS);
+  // With room again, the same transfers work.
+  std::memset(mapped, 9, bytes);
+  REQUIRE(clEnqueueWriteBuffer(setup.queue, buffer, CL_FALSE, 0, bytes, mapped, 0, nullptr, nullptr) == CL_SUCCESS);
+  REQUIRE(clEnqueueReadBuffer(setup.queue, buffer, CL_FALSE, 0, bytes, ordinary.data(), 0, nullptr, nullptr) ==
+          CL_SUCCESS);
+  REQUIRE(clFinish(setup.queue) == CL_SUCCESS);
+  CHECK(ordinary == std::vector<unsigned char>(bytes, 9));
+  CHECK(clEnqueueUnmapMemObject(setup.queue, pinned, mapped, 0, nullptr, nullptr) == CL_SUCCESS);
+  CHECK(clReleaseMemObject(pinned) == CL_SUCCESS);
+  CHECK(clReleaseMemObject(buffer) == CL_SUCCESS);
+  CHECK(clReleaseCommandQueue(setup.queue) == CL_SUCCESS);
+  CHECK(clReleaseContext(setup.context) == CL_SUCCESS);
+}
+
 // Images count their pixels against the memory cap, samplers count as objects, like buffers.
 TEST_CASE("a session's caps hold for images and samplers", "[limits]") {
   const Setup setup;  // 2 objects
