@@ -823,6 +823,18 @@ TEST_CASE("a request over the proxy's max_message_bytes fails, and the session w
   CHECK(clReleaseContext(setup.context) == CL_SUCCESS);
 }
 
+namespace {
+
+// The event of a command the proxy refused after the client had returned it: its status is a
+// failure, or the proxy, which had no room for it, does not know it.
+bool reports_failure(cl_event refused) {
+  cl_int status = CL_COMPLETE;
+  return clGetEventInfo(refused, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS ||
+         status < 0;
+}
+
+}  // namespace
+
 // A launch that goes out without waiting (its shape was accepted before) and that the proxy
 // refuses, here for want of room for its event: the application never sees it complete, and
 // the kernel's next launch sends every argument again (the refused launch's new value never
@@ -851,10 +863,7 @@ TEST_CASE("a detached launch the proxy refuses never completes, and the next lau
   cl_event refused = nullptr;
   REQUIRE(launch(3, &refused) == CL_SUCCESS);
   REQUIRE(clFinish(setup.queue) == CL_SUCCESS);  // the refusal comes before clFinish's answer
-  cl_int refused_status = CL_COMPLETE;
-  CHECK((clGetEventInfo(refused, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof refused_status, &refused_status,
-                        nullptr) != CL_SUCCESS ||
-         refused_status < 0));
+  CHECK(reports_failure(refused));
   for (cl_event event : events) CHECK(clReleaseEvent(event) == CL_SUCCESS);
   CHECK(clReleaseEvent(refused) == CL_SUCCESS);
   REQUIRE(clEnqueueNDRangeKernel(setup.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr) ==
@@ -909,10 +918,7 @@ TEST_CASE("a detached transfer the proxy refuses fails its event, and waiting fo
     CHECK(clWaitForEvents(1, &refused) != CL_SUCCESS);
   }
   clFinish(setup.queue);  // its status is the failed read's or the queue's: not asked here
-  cl_int refused_status = CL_COMPLETE;
-  CHECK((clGetEventInfo(refused, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof refused_status, &refused_status,
-                        nullptr) != CL_SUCCESS ||
-         refused_status < 0));
+  CHECK(reports_failure(refused));
   for (cl_event event : events) CHECK(clReleaseEvent(event) == CL_SUCCESS);
   CHECK(clReleaseEvent(refused) == CL_SUCCESS);
   // With room again, the same transfers work.
