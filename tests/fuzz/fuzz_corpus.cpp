@@ -70,6 +70,12 @@ Bytes whole_session() {
   append_frame<CopyBuffer>(input, sequence++, {.queue = queue, .source = c, .destination = a, .size = bytes});
   append_frame<EnqueueMarker>(input, sequence++, {.queue = queue, .barrier = true});
   append_frame<ReadBuffer>(input, sequence++, {.queue = queue, .mem = c, .size = bytes, .tail = {.wait_list = {done}}});
+  // Reads the client did not wait for: one into memory the proxy does not map (a segment it
+  // cannot have on this path), whose failure reaches its event, and one it moves itself.
+  append_frame<ReadBuffer>(input, sequence++,
+                           {.queue = queue, .mem = c, .size = bytes,
+                            .shared = {.segment = 1, .fd = 3, .inode = 1, .segment_size = bytes}, .detached = true});
+  append_frame<ReadBuffer>(input, sequence++, {.queue = queue, .mem = c, .size = bytes, .detached = true});
   append_frame<WaitForEvents>(input, sequence++, {.events = {done}});
   append_frame<GetInfo>(input, sequence++,
                         {.family = InfoFamily::event_profiling, .object = done, .param = CL_PROFILING_COMMAND_END});
