@@ -245,12 +245,21 @@ void Connection::on_control(Bytes&& frame) {
   Reader reader(frame);
   FrameHeader header;
   if (!decode(reader, header) || header.magic != frame_magic ||
-      (header.kind != FrameKind::reply && header.kind != FrameKind::status)) {
+      (header.kind != FrameKind::reply && header.kind != FrameKind::status && header.kind != FrameKind::statuses)) {
     log::warn("dropped a malformed frame from proxy ", record_.node);
     return;
   }
   if (header.kind == FrameKind::status) {
     on_status(header.sequence, header.status);
+    return;
+  }
+  if (header.kind == FrameKind::statuses) {
+    std::vector<uint64_t> sequences;
+    if (!decode(reader, sequences)) {
+      log::warn("dropped a malformed frame from proxy ", record_.node);
+      return;
+    }
+    for (const uint64_t sequence : sequences) on_status(sequence, header.status);
     return;
   }
   const auto pending = take_pending(header.sequence);

@@ -65,6 +65,16 @@ void MpiClientLink::send_status(uint64_t sequence, cl_int status) {
   engine_.send(link_, transport::data_tag(sequence), std::move(end));
 }
 
+void MpiClientLink::send_statuses(const std::vector<uint64_t>& sequences, cl_int status) {
+  auto* channel = shared_control_.load(std::memory_order_acquire);
+  if (!channel) return ClientLink::send_statuses(sequences, status);
+  Bytes frame;
+  protocol::Writer writer(frame);
+  protocol::encode(writer, protocol::FrameHeader{.kind = protocol::FrameKind::statuses, .status = status});
+  protocol::encode(writer, sequences);
+  channel->send(frame);
+}
+
 bool MpiClientLink::receive_bulk(uint64_t sequence, std::byte* data, size_t size, size_t chunk) {
   auto transfer = transport::Transfer::receive(engine_, link_, transport::data_tag(sequence), data, size, chunk);
   return transfer->wait() == OpStatus::done;

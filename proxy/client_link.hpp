@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 #include <mutex>
 
 #include "config.hpp"
@@ -49,6 +50,10 @@ class ClientLink {
   virtual void send_chunk(uint64_t sequence, const std::byte* data, size_t size, std::function<void()> sent) = 0;
   // Sends the status that follows request `sequence`'s data.
   virtual void send_status(uint64_t sequence, cl_int status) = 0;
+  // Sends `status` as the status of each request of `sequences`.
+  virtual void send_statuses(const std::vector<uint64_t>& sequences, cl_int status) {
+    for (const uint64_t sequence : sequences) send_status(sequence, status);
+  }
   // Receives one chunk of request `sequence`'s data; the completion says whether it came.
   virtual std::shared_ptr<transport::Completion> receive_chunk(uint64_t sequence, std::byte* data, size_t size) = 0;
   // Receives `size` bytes sent on the data tag of `sequence`; false when the client vanished.
@@ -69,6 +74,8 @@ class MpiClientLink final : public ClientLink {
   void send_frame(protocol::Bytes&& frame) override;
   void send_chunk(uint64_t sequence, const std::byte* data, size_t size, std::function<void()> sent) override;
   void send_status(uint64_t sequence, cl_int status) override;
+  // One frame on a shared control channel.
+  void send_statuses(const std::vector<uint64_t>& sequences, cl_int status) override;
   std::shared_ptr<transport::Completion> receive_chunk(uint64_t sequence, std::byte* data, size_t size) override;
   bool receive_bulk(uint64_t sequence, std::byte* data, size_t size, size_t chunk) override;
   void forget() override;

@@ -374,11 +374,9 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) 
     return;
   }
   if (reported_together(request)) {  // its status goes with those of the reads after it
-    std::shared_ptr<AttachedSegment> segment;
-    std::byte* memory = nullptr;
-    std::tie(segment, memory) = segment_memory(call, enqueue, request.shared, request.size);  // captured: no binding
+    auto [segment, memory] = segment_memory(call, enqueue, request.shared, request.size);
     transfer_unwatched(call, clEnqueueReadBuffer, enqueue, mem, request, memory, segment.get());
-    session.read_reports().add(enqueue.queue, [later, segment](cl_int status) { later.send_status(status); });
+    session.read_reports().add(enqueue.queue, call.sequence, std::move(segment));
     return;
   }
   if (request.shared.segment) {

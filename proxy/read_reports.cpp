@@ -2,32 +2,33 @@
 
 #include <algorithm>
 #include <memory>
+#include <utility>
 
 #include "proxy/completion.hpp"
 
 namespace hivecl::proxy {
 
-void ReadReports::add(cl_command_queue queue, Report report) {
-  auto on = std::find_if(by_queue_.begin(), by_queue_.end(), [&](const auto& entry) { return entry.first == queue; });
-  if (on == by_queue_.end()) on = by_queue_.insert(by_queue_.end(), {queue, {}});
-  on->second.push_back(std::move(report));
+void ReadReports::add(cl_command_queue queue, uint64_t sequence, std::shared_ptr<const void> keep) {
+  auto on = std::find_if(by_queue_.begin(), by_queue_.end(), [&](const Reads& reads) { return reads.queue == queue; });
+  if (on == by_queue_.end()) on = by_queue_.insert(by_queue_.end(), Reads{.queue = queue, .sequences = {}, .kept = {}});
+  on->sequences.push_back(sequence);
+  on->kept.push_back(std::move(keep));
 }
 
 // A marker with no wait list waits for every command enqueued before it, out of order too.
 void ReadReports::send() {
-  for (auto& [queue, reports] : std::exchange(by_queue_, {})) {
-    auto ended = std::make_shared<std::vector<Report>>(std::move(reports));
-    const auto report_all = [ended](cl_int status) {
-      for (const Report& report : *ended) report(status < 0 ? status : CL_SUCCESS);
-    };
+  for (Reads& reads : std::exchange(by_queue_, {})) {
+    const cl_command_queue queue = reads.queue;
+    auto ended = std::make_shared<Reads>(std::move(reads));
+    const auto report = [ended, send = send_](cl_int status) { send(ended->sequences, status < 0 ? status : CL_SUCCESS); };
     cl_event marker = nullptr;
     const cl_int status = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker);
     if (status != CL_SUCCESS) {
-      report_all(status);
+      report(status);
       continue;
     }
     clFlush(queue);
-    when_complete(marker, report_all);
+    when_complete(marker, report);
     clReleaseEvent(marker);
   }
 }

@@ -9,32 +9,40 @@
 #include <CL/cl.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
-#include <utility>
+#include <memory>
 #include <vector>
 
 namespace hivecl::proxy {
 
 class ReadReports {
  public:
-  using Report = std::function<void(cl_int status)>;
+  // Sends `status` as the status of the reads `sequences` (ClientLink::send_statuses: one frame).
+  using Send = std::function<void(const std::vector<uint64_t>& sequences, cl_int status)>;
   // How long a session's worker waits for the next request of a run before it sends the reports.
   static constexpr auto grace = std::chrono::microseconds(10);
 
-  ReadReports() = default;
+  explicit ReadReports(Send send) : send_(std::move(send)) {}
   ReadReports(const ReadReports&) = delete;
   ReadReports& operator=(const ReadReports&) = delete;
 
-  // `report` runs, with the read's status, once the commands of `queue` enqueued so far have
-  // ended (after send()); it holds what the read needs until then.
-  void add(cl_command_queue queue, Report report);
+  // Read `sequence` on `queue`, reported once the commands of `queue` enqueued so far have ended
+  // (after send()); `keep` (what the read uses, its segment) is held until then.
+  void add(cl_command_queue queue, uint64_t sequence, std::shared_ptr<const void> keep);
   bool any() const { return !by_queue_.empty(); }
   // Puts a marker after the reads on each of their queues and hands it to the queue's waiter
-  // thread (proxy/completion.hpp); its end runs the reports, with its status.
+  // thread (proxy/completion.hpp); its end sends their statuses, its own.
   void send();
 
  private:
-  std::vector<std::pair<cl_command_queue, std::vector<Report>>> by_queue_;
+  struct Reads {
+    cl_command_queue queue;
+    std::vector<uint64_t> sequences;
+    std::vector<std::shared_ptr<const void>> kept;
+  };
+  Send send_;
+  std::vector<Reads> by_queue_;
 };
 
 }  // namespace hivecl::proxy

@@ -42,6 +42,10 @@ Session::Session(uint32_t number, ClientLinkPtr link, Server& server)
       server_(server),
       usage_(server.config().session_max_objects, server.config().session_max_memory_bytes),
       launch_gate_(server.config().launch_gate),
+      // The link, not the session: a report may come after the session has gone, as a reply may.
+      read_reports_([link = link_](const std::vector<uint64_t>& sequences, cl_int status) {
+        link->send_statuses(sequences, status);
+      }),
       data_path_(std::make_unique<MpiDataPath>(link_)) {}
 
 Session::~Session() {

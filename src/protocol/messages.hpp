@@ -32,7 +32,9 @@ enum class Bulk : uint8_t { none, to_proxy, from_proxy };
 // status: proxy to client, the end of a transfer whose data went by memory (the header's
 // sequence and status; no opcode), sent only on a shared-memory control channel
 // (transport/control_channel.hpp); over MPI that status comes on the request's data tag.
-enum class FrameKind : uint8_t { request, reply, status };
+// statuses: as status, the header's status for each of several transfers, whose sequences
+// (std::vector<uint64_t>) follow the header (the reads of a run reported together).
+enum class FrameKind : uint8_t { request, reply, status, statuses };
 
 #define HIVECL_MESSAGES(X)                                                                                   \
   X(Hello) X(Goodbye) X(Release) X(GetInfo)                                                                  \

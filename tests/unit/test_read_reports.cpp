@@ -1,8 +1,12 @@
-// Reports of detached reads (proxy/read_reports.hpp) against the native runtime: they run once
-// the commands of their queue enqueued before send() have ended, each queue on its own.
+// Reports of detached reads (proxy/read_reports.hpp) against the native runtime: they go out
+// once the commands of their queue enqueued before send() have ended, each queue on its own, in
+// one batch per queue, and what a read keeps is held until then.
 #include <CL/cl.h>
 
-#include <atomic>
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "catch.hpp"
 #include "native_queue.hpp"
@@ -10,7 +14,28 @@
 
 using hivecl::proxy::ReadReports;
 
-TEST_CASE("Read reports run after the commands before them on their queue, each queue on its own", "[reports]") {
+namespace {
+
+struct Sent {
+  std::mutex mutex;
+  std::vector<std::pair<std::vector<uint64_t>, cl_int>> batches;
+
+  bool has(const std::vector<uint64_t>& sequences) {
+    std::lock_guard lock(mutex);
+    return std::any_of(batches.begin(), batches.end(), [&](const auto& batch) {
+      return batch.first == sequences && batch.second == CL_SUCCESS;
+    });
+  }
+  size_t count() {
+    std::lock_guard lock(mutex);
+    return batches.size();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Read reports go out after the commands before them on their queue, each queue on its own",
+          "[reports]") {
   NativeQueue native;
   cl_int status = CL_SUCCESS;
   cl_command_queue other = clCreateCommandQueueWithProperties(native.context, native.device, nullptr, &status);
@@ -18,27 +43,25 @@ TEST_CASE("Read reports run after the commands before them on their queue, each 
   cl_event gate = clCreateUserEvent(native.context, &status);
   REQUIRE(status == CL_SUCCESS);
   REQUIRE(clEnqueueMarkerWithWaitList(native.queue, 1, &gate, nullptr) == CL_SUCCESS);  // a read held back
-  std::atomic<int> held_reported{0}, other_reported{0};
-  std::atomic<cl_int> worst{CL_SUCCESS};
-  const auto report_to = [&](std::atomic<int>& count) {
-    return [&](cl_int reported) {
-      if (reported != CL_SUCCESS) worst = reported;
-      ++count;
-    };
-  };
-  ReadReports reports;
+  Sent sent;
+  ReadReports reports([&](const std::vector<uint64_t>& sequences, cl_int reported) {
+    std::lock_guard lock(sent.mutex);
+    sent.batches.emplace_back(sequences, reported);
+  });
+  auto kept = std::make_shared<int>(0);
   CHECK_FALSE(reports.any());
-  reports.add(native.queue, report_to(held_reported));
-  reports.add(other, report_to(other_reported));
-  reports.add(native.queue, report_to(held_reported));
+  reports.add(native.queue, 3, kept);
+  reports.add(other, 4, kept);
+  reports.add(native.queue, 5, kept);
   CHECK(reports.any());
   reports.send();
   CHECK_FALSE(reports.any());
-  CHECK(eventually([&] { return other_reported == 1; }));
-  CHECK(held_reported == 0);
+  CHECK(eventually([&] { return sent.has({4}); }));
+  CHECK(sent.count() == 1);
+  CHECK(eventually([&] { return kept.use_count() == 3; }));  // the held queue's two reads keep it
   REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
-  CHECK(eventually([&] { return held_reported == 2; }));
-  CHECK(worst == CL_SUCCESS);
+  CHECK(eventually([&] { return sent.has({3, 5}); }));
+  CHECK(eventually([&] { return kept.use_count() == 1; }));
   clReleaseEvent(gate);
   clReleaseCommandQueue(other);
 }
