@@ -18,6 +18,19 @@ struct NativeQueue : FirstQueue {
     static_cast<FirstQueue&>(*this) = open_first_queue(platform);
     REQUIRE(status == CL_SUCCESS);
   }
+  // Another in-order queue on the device, and a user event of the context; the caller releases them.
+  cl_command_queue new_queue() const {
+    cl_int created = CL_SUCCESS;
+    cl_command_queue made = clCreateCommandQueueWithProperties(context, device, nullptr, &created);
+    REQUIRE(created == CL_SUCCESS);
+    return made;
+  }
+  cl_event new_user_event() const {
+    cl_int created = CL_SUCCESS;
+    cl_event made = clCreateUserEvent(context, &created);
+    REQUIRE(created == CL_SUCCESS);
+    return made;
+  }
   NativeQueue(const NativeQueue&) = delete;
   NativeQueue& operator=(const NativeQueue&) = delete;
   ~NativeQueue() {

@@ -584,9 +584,10 @@ struct EnqueueNDRangeKernel {
   using Reply = Empty;
 };
 
-// Whether the proxy answers `request` only if it fails: a detached launch, read or write from a
-// shared segment, which the client sends without a pending reply (a failure's reply finds none
-// and tells the client that the kernel arguments the proxy holds may be in doubt).
+// Whether the proxy answers `request` only if it fails: a detached launch, a detached read (the
+// memory path) or a detached write from a shared segment, which the client sends without a
+// pending reply (a failure's reply finds none and tells the client that the kernel arguments
+// the proxy holds may be in doubt).
 template <class M>
 constexpr bool answered_only_on_failure(const typename M::Request& request) {
   if constexpr (M::opcode == Opcode::EnqueueNDRangeKernel || M::opcode == Opcode::ReadBuffer)

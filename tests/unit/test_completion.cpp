@@ -24,12 +24,9 @@ cl_uint references(cl_command_queue queue) {
 TEST_CASE("Queue waiters: a queue is released after the clFinish handed to its waiter, not before",
           "[completion]") {
   NativeQueue native;
-  cl_int status = CL_SUCCESS;
-  cl_command_queue queue = clCreateCommandQueueWithProperties(native.context, native.device, nullptr, &status);
-  REQUIRE(status == CL_SUCCESS);
+  cl_command_queue queue = native.new_queue();
   REQUIRE(clRetainCommandQueue(queue) == CL_SUCCESS);  // the test's own reference, so it can look
-  cl_event gate = clCreateUserEvent(native.context, &status);
-  REQUIRE(status == CL_SUCCESS);
+  cl_event gate = native.new_user_event();
   REQUIRE(clEnqueueMarkerWithWaitList(queue, 1, &gate, nullptr) == CL_SUCCESS);
   std::atomic<cl_int> finished{1};
   when_finished(queue, [&](cl_int result) { finished = result; });
@@ -46,9 +43,7 @@ TEST_CASE("Queue waiters: a queue is released after the clFinish handed to its w
 
 TEST_CASE("Queue waiters: a queue with nothing handed to a waiter is released at once", "[completion]") {
   NativeQueue native;
-  cl_int status = CL_SUCCESS;
-  cl_command_queue queue = clCreateCommandQueueWithProperties(native.context, native.device, nullptr, &status);
-  REQUIRE(status == CL_SUCCESS);
+  cl_command_queue queue = native.new_queue();
   REQUIRE(clRetainCommandQueue(queue) == CL_SUCCESS);
   const cl_uint held = references(queue);
   release_queue(queue);

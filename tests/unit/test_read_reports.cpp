@@ -37,11 +37,8 @@ struct Sent {
 TEST_CASE("Read reports go out after the commands before them on their queue, each queue on its own",
           "[reports]") {
   NativeQueue native;
-  cl_int status = CL_SUCCESS;
-  cl_command_queue other = clCreateCommandQueueWithProperties(native.context, native.device, nullptr, &status);
-  REQUIRE(status == CL_SUCCESS);
-  cl_event gate = clCreateUserEvent(native.context, &status);
-  REQUIRE(status == CL_SUCCESS);
+  cl_command_queue other = native.new_queue();
+  cl_event gate = native.new_user_event();
   REQUIRE(clEnqueueMarkerWithWaitList(native.queue, 1, &gate, nullptr) == CL_SUCCESS);  // a read held back
   Sent sent;
   ReadReports reports([&](const std::vector<uint64_t>& sequences, cl_int reported) {

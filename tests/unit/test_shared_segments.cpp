@@ -30,8 +30,7 @@ TEST_CASE("a forgotten segment stays mapped until the commands of the queues tha
   cl_int status = CL_SUCCESS;
   cl_mem device_buffer = clCreateBuffer(native.context, CL_MEM_READ_WRITE, size, nullptr, &status);
   REQUIRE(status == CL_SUCCESS);
-  cl_event gate = clCreateUserEvent(native.context, &status);
-  REQUIRE(status == CL_SUCCESS);
+  cl_event gate = native.new_user_event();
   {
     auto attached = segments.get(::getpid(), range);
     watched = attached;
