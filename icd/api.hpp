@@ -117,6 +117,9 @@ class EnqueuedCommand {
   }
   // Publishes the event (if asked for) after the proxy accepted the command.
   _cl_event* complete(cl_command_type type, std::shared_ptr<Incoming> incoming = nullptr);
+  // A blocking command's wait saw it end: on an in-order queue, so have the commands before it
+  // if they were all sent before it.
+  void ended();
 
  private:
   _cl_command_queue* queue_;
@@ -126,6 +129,7 @@ class EnqueuedCommand {
   cl_event* event_out_;
   protocol::ObjectId event_id_ = protocol::no_object;
   uint64_t position_ = 0;
+  bool follows_all_sent_ = false;  // every command before it had been sent when it was made
 };
 
 // --- memory objects (memory.cpp), shared with images (image.cpp) and spanning contexts ---

@@ -93,7 +93,9 @@ EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, con
       wait_ids_(wait_list_ids(queue_->context.get(), wait_count, wait_events, queue_->connection, relays_)),
       event_out_(event_out) {
   if (event_out_) event_id_ = queue_->connection->new_id();
+  const std::optional<uint64_t> sent = queue_->all_sent();
   position_ = queue_->next_position.fetch_add(1);
+  follows_all_sent_ = queue_->in_order() && sent == position_;
   // Read data a waited-for command depends on (its own, and that of the reads before it on
   // its queue) joins this queue's pending reads: waiting for this command, or for any that
   // waits for it in turn, then covers it.
@@ -107,6 +109,11 @@ EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, con
 EnqueuedCommand::~EnqueuedCommand() {
   for (const auto& relay : relays_) relay->drop();
   for (ObjectId event : own_waits_) release_remote(queue_->connection, ObjectKind::event, event);
+  queue_->calls_ended.fetch_add(1);
+}
+
+void EnqueuedCommand::ended() {
+  if (follows_all_sent_) queue_->note_ended_before(position_ + 1);
 }
 
 _cl_event* EnqueuedCommand::complete(cl_command_type type, std::shared_ptr<Incoming> incoming) {

@@ -186,8 +186,22 @@ struct _cl_command_queue : hivecl::icd::Shared<_cl_command_queue> {
   cl_command_queue_properties properties = 0;
   std::vector<cl_queue_properties> property_list;  // CL_QUEUE_PROPERTIES_ARRAY
   std::atomic<uint64_t> next_position{0};
+  // Commands whose enqueue call has ended (sent, or refused): with next_position, whether a
+  // command may still be on its way to the queue.
+  std::atomic<uint64_t> calls_ended{0};
+  // Every command at a position below this one is known to have ended.
+  std::atomic<uint64_t> ended_before{0};
 
   bool in_order() const { return !(properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE); }
+  // Every command of the queue has ended: a clFinish has nothing to wait for.
+  bool idle() const { return ended_before.load() == next_position.load(); }
+  // The position below which every command has been sent, if no call is still sending one
+  // (read in this order, a command sent meanwhile cannot hide an earlier one still on its way).
+  std::optional<uint64_t> all_sent() const {
+    const uint64_t ended = calls_ended.load();
+    return ended == next_position.load() ? std::optional(ended) : std::nullopt;
+  }
+  void note_ended_before(uint64_t position);
   void add_pending(PendingRead read);
   // Waits until the data of every read at or before `position` that fills memory in `range`
   // has arrived; their worst status.

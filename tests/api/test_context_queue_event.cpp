@@ -1,6 +1,8 @@
 // Contexts, command queues and events, natively and through HiveCL.
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <numeric>
 #include <string>
@@ -839,6 +841,55 @@ DIFFERENTIAL_TEST(event_ordering, "wait lists and barriers order commands", "[ev
   for (size_t i = 0; i < count; ++i) correct = correct && across[i] == data[i] + 100;
   probe.value("across queues", correct);
   probe.record("across queues data", checksum(across.data(), bytes));
+}
+
+// Whether clFinish on `queue` returns while a command held by a user event is on it: it must
+// not, so it is given a while to do so wrongly before the event is set.
+bool finish_waits_for_held_command(Probe& probe, cl_command_queue queue, cl_event gate) {
+  std::atomic<bool> finished = false;
+  cl_int status = CL_SUCCESS;
+  std::jthread finisher([&] {
+    status = clFinish(queue);
+    finished = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const bool waited = !finished;
+  REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
+  finisher.join();
+  probe.status("clFinish of the held command", status);
+  return waited;
+}
+
+// A clFinish right after a blocking transfer has nothing left to wait for on an in-order queue
+// (HiveCL then sends nothing), but must wait for a command after it. (Out of order, PoCL makes
+// a blocking transfer wait for every command before it, so the case of one it does not wait
+// for cannot be run here.)
+DIFFERENTIAL_TEST(finish_after_blocking, "clFinish after a blocking transfer waits for every command still running",
+                  "[queue][event][memory]") {
+  constexpr size_t count = 1024;
+  constexpr size_t bytes = count * sizeof(cl_int);
+  std::vector<cl_int> host(count, 7);
+  Setup setup = make_setup(probe);
+  Buffer buffer = create_buffer(setup.context, bytes);
+  REQUIRE(clEnqueueWriteBuffer(setup.queue, buffer, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr) ==
+          CL_SUCCESS);
+  probe.status("clFinish after a blocking write", clFinish(setup.queue));
+  REQUIRE(clEnqueueReadBuffer(setup.queue, buffer, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr) ==
+          CL_SUCCESS);
+  probe.status("clFinish after a blocking read", clFinish(setup.queue));
+  probe.status("clFinish again", clFinish(setup.queue));
+
+  cl_int status = CL_SUCCESS;
+  Event gate(clCreateUserEvent(setup.context, &status));
+  REQUIRE(status == CL_SUCCESS);
+  REQUIRE(clEnqueueReadBuffer(setup.queue, buffer, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr) ==
+          CL_SUCCESS);
+  Event held;
+  REQUIRE(clEnqueueMarkerWithWaitList(setup.queue, 1, gate.out(), held.out()) == CL_SUCCESS);
+  probe.value("clFinish waited for the held marker", finish_waits_for_held_command(probe, setup.queue, gate));
+  probe.value("the marker's status after clFinish",
+              ask<cl_int>(clGetEventInfo, held.get(), CL_EVENT_COMMAND_EXECUTION_STATUS).value);
+  probe.value("data", std::all_of(host.begin(), host.end(), [](cl_int v) { return v == 7; }));
 }
 
 // A read is complete when its data is in host memory: so is every command that waits for it.

@@ -61,7 +61,14 @@ struct Operation {
 
 std::vector<Operation> operations(size_t max_bytes, std::vector<char>& host) {
   std::vector<Operation> ops{
+      // HiveCL knows this queue to be idle after the first and sends nothing.
       {"clFinish, empty queue", 0, 200, [](const Side& s, const Fixture&) { check(clFinish(s.queue), "clFinish"); }},
+      // A round trip: the marker makes the queue busy for HiveCL (and NVIDIA).
+      {"marker + clFinish", 0, 200,
+       [](const Side& s, const Fixture&) {
+         check(clEnqueueMarkerWithWaitList(s.queue, 0, nullptr, nullptr), "clEnqueueMarkerWithWaitList");
+         check(clFinish(s.queue), "clFinish");
+       }},
       {"clGetEventInfo, status", 0, 200,
        [](const Side&, const Fixture& f) {
          cl_int status;

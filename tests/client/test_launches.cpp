@@ -2,7 +2,7 @@
 // accepted before (one message, no round trip), and a non-blocking write. One that fails on
 // the proxy all the same reports the failure through its event. HiveCL only: natively every
 // launch answers at once, and the failing cases need a released buffer as an argument or
-// memory no process can read.
+// memory no process can read. And a clFinish that HiveCL need not send at all.
 #include <CL/cl.h>
 #include <CL/cl_hivecl.h>
 #include <sys/mman.h>
@@ -96,6 +96,24 @@ TEST_CASE("launches of an accepted shape send one message each and run in order"
   CHECK(launcher.messages_sent() - before == 99);
   REQUIRE(clFinish(launcher.queue) == CL_SUCCESS);
   CHECK(launcher.contents(launcher.data) == std::vector<int>(count, 100 * 101 / 2));
+}
+
+TEST_CASE("clFinish sends nothing while every command of its queue is known to have ended", "[client][finish]") {
+  Launcher launcher;
+  const auto finish_messages = [&] {
+    const cl_ulong before = launcher.messages_sent();
+    REQUIRE(clFinish(launcher.queue) == CL_SUCCESS);
+    return launcher.messages_sent() - before;
+  };
+  REQUIRE(launcher.launch(1) == CL_SUCCESS);
+  CHECK(finish_messages() == 1);
+  CHECK(finish_messages() == 0);  // nothing since the last one
+  REQUIRE(launcher.launch(2) == CL_SUCCESS);
+  CHECK(launcher.contents(launcher.data) == std::vector<int>(count, 3));  // a blocking read: ended with the launch
+  CHECK(finish_messages() == 0);
+  REQUIRE(launcher.launch(4) == CL_SUCCESS);
+  CHECK(finish_messages() == 1);
+  CHECK(launcher.contents(launcher.data) == std::vector<int>(count, 7));
 }
 
 TEST_CASE("a launch that fails on the proxy after returning reports it through its event", "[client][launch]") {
