@@ -208,7 +208,7 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
     command.complete(type);
     command.queue()->settle(command.position());  // earlier reads' unpacking (rectangles)
     check(status);
-    if (size > 0) command.ended();
+    if (answered_after_end<ReadBuffer>(request, true)) command.ended();
     return;
   }
   uint64_t sequence = 0;
@@ -223,8 +223,7 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
   if (blocking) {
     command.queue()->settle(command.position());
     check(incoming->wait());
-    // The status follows the device's end of the read, except a read of nothing's (sent at once).
-    if (size > 0) command.ended();
+    if (answered_after_end<ReadBuffer>(request, false)) command.ended();
   }
 }
 
@@ -269,11 +268,12 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
     const cl_int status = connection->call_blocking_transfer<WriteBuffer>(request);
     command.complete(type);
     check(status);
-    if (size > 0) command.ended();
+    if (answered_after_end<WriteBuffer>(request, true)) command.ended();
     return;
   }
   connection->call<WriteBuffer>(request, bulk);
   command.complete(type);
+  if (answered_after_end<WriteBuffer>(request, false)) command.ended();
 }
 
 // --- rectangular transfers ---

@@ -36,8 +36,6 @@ Registry& registry() {
 std::unique_ptr<SharedShadow> SharedShadow::create(Connection* connection, size_t size) {
   // In-process too: the executors' wrapping buffer makes the native runtime page-lock the
   // segment, as a native mapping of CL_MEM_ALLOC_HOST_PTR memory would be.
-  // In-process too: the executors' wrapping buffer makes the native runtime page-lock the
-  // segment, as a native mapping of CL_MEM_ALLOC_HOST_PTR memory would be.
   if (size < min_shared_bytes || !connection->moves_by_memory()) return nullptr;
   Registry& all = registry();
   {

@@ -598,6 +598,19 @@ constexpr bool answered_only_on_failure(const typename M::Request& request) {
     return false;
 }
 
+// Whether the answer to a blocking transfer (a read's status, a write's reply) comes once the
+// device has ended the command, so that on an in-order queue the commands before it have ended
+// too: in-process always (the native call, or the command's end), through a proxy for a read and
+// for a write from a shared segment (a write through staging is answered once the proxy holds
+// its data). Not for a transfer of nothing, which the proxy answers at once.
+template <class M>
+constexpr bool answered_after_end(const typename M::Request& request, bool in_process) {
+  static_assert(M::opcode == Opcode::ReadBuffer || M::opcode == Opcode::WriteBuffer);
+  if (!request.blocking || request.size == 0) return false;
+  if constexpr (M::opcode == Opcode::WriteBuffer) return in_process || request.shared.segment != 0;
+  return true;
+}
+
 // clCloneKernel: the native clone carries the arguments the proxy last applied; the client
 // copies its own record of them.
 struct CloneKernel {

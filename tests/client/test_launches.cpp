@@ -114,6 +114,31 @@ TEST_CASE("clFinish sends nothing while every command of its queue is known to h
   REQUIRE(launcher.launch(4) == CL_SUCCESS);
   CHECK(finish_messages() == 1);
   CHECK(launcher.contents(launcher.data) == std::vector<int>(count, 7));
+
+  // A blocking write from memory the proxy maps too is answered once the device has it; one from
+  // ordinary memory, once the proxy has it (the device may not be through with it yet).
+  const size_t bytes = count * sizeof(int);
+  const size_t shareable = 64 << 10;  // smaller mappings are not shared
+  cl_int status = CL_SUCCESS;
+  cl_mem pinned = clCreateBuffer(launcher.context, CL_MEM_ALLOC_HOST_PTR, shareable, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  void* mapped = clEnqueueMapBuffer(launcher.queue, pinned, CL_TRUE, CL_MAP_WRITE, 0, shareable, 0, nullptr, nullptr,
+                                    &status);
+  REQUIRE(status == CL_SUCCESS);
+  std::fill_n(static_cast<int*>(mapped), count, 9);
+  const bool shared = launcher.device_text(CL_DEVICE_DATA_PATH_HIVECL) == "memory";
+  REQUIRE(launcher.launch(1) == CL_SUCCESS);
+  REQUIRE(clEnqueueWriteBuffer(launcher.queue, launcher.data, CL_TRUE, 0, bytes, mapped, 0, nullptr, nullptr) ==
+          CL_SUCCESS);
+  CHECK(finish_messages() == (shared ? 0 : 1));
+  std::vector<int> ordinary(count, 5);
+  REQUIRE(launcher.launch(1) == CL_SUCCESS);
+  REQUIRE(clEnqueueWriteBuffer(launcher.queue, launcher.data, CL_TRUE, 0, bytes, ordinary.data(), 0, nullptr,
+                               nullptr) == CL_SUCCESS);
+  CHECK(finish_messages() == 1);
+  CHECK(launcher.contents(launcher.data) == ordinary);
+  REQUIRE(clEnqueueUnmapMemObject(launcher.queue, pinned, mapped, 0, nullptr, nullptr) == CL_SUCCESS);
+  REQUIRE(clReleaseMemObject(pinned) == CL_SUCCESS);
 }
 
 TEST_CASE("a launch that fails on the proxy after returning reports it through its event", "[client][launch]") {
