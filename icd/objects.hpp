@@ -202,6 +202,8 @@ struct _cl_command_queue : hivecl::icd::Shared<_cl_command_queue> {
     return ended == next_position.load() ? std::optional(ended) : std::nullopt;
   }
   void note_ended_before(uint64_t position);
+  // Waits until every command so far has ended (a Finish request, unless idle()).
+  void finish();
   void add_pending(PendingRead read);
   // Waits until the data of every read at or before `position` that fills memory in `range`
   // has arrived; their worst status.

@@ -50,6 +50,17 @@ void _cl_command_queue::note_ended_before(uint64_t position) {
   }
 }
 
+// A queue whose commands are known to have ended has nothing to wait for (a blocking read then
+// a clFinish is common; the clFinish cost a round trip through a proxy, 2 us natively on
+// NVIDIA). Otherwise its commands have all ended once the Finish returns, if none was still on
+// its way when it went out.
+void _cl_command_queue::finish() {
+  if (idle()) return;
+  const std::optional<uint64_t> sent = all_sent();
+  connection->call<Finish>({.queue = id});
+  if (sent) note_ended_before(*sent);
+}
+
 namespace {
 
 constexpr cl_command_queue_properties host_queue_properties =
@@ -171,15 +182,7 @@ CL_API_ENTRY cl_int CL_API_CALL clFlush(cl_command_queue queue) {
 CL_API_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue queue) {
   return guarded([&] {
     checked(queue);
-    // A queue whose commands are known to have ended has nothing to wait for (a blocking read
-    // then a clFinish is common; the clFinish cost a round trip through a proxy, 2 us natively
-    // on NVIDIA). Otherwise its commands have all ended once the clFinish returns, if none was
-    // still on its way when it went out.
-    if (!queue->idle()) {
-      const std::optional<uint64_t> sent = queue->all_sent();
-      queue->connection->call<Finish>({.queue = queue->id});
-      if (sent) queue->note_ended_before(*sent);
-    }
+    queue->finish();
     // Like a native clFinish, a command that failed does not fail clFinish; a lost proxy does.
     queue->settle(UINT64_MAX);
     if (!queue->connection->available()) throw ClError{peer_lost_status};

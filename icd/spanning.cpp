@@ -70,7 +70,7 @@ void split_at(Spread& spread, size_t at) {
 
 // Waits for every command of the queues that wrote the buffer on `part`.
 void finish_writers(Spread& spread, size_t part) {
-  for (const auto& queue : spread.writers[part]) queue->connection->call<Finish>({.queue = queue->id});
+  for (const auto& queue : spread.writers[part]) queue->finish();
   spread.writers[part].clear();
 }
 
