@@ -2,6 +2,7 @@
 #include <CL/cl.h>
 
 #include "proxy/executors.hpp"
+#include "proxy/vendors.hpp"
 
 namespace hivecl::proxy {
 
@@ -20,8 +21,8 @@ CreateContext::Reply execute(Call& call, const CreateContext::Request& request) 
   for (int64_t value : request.properties) properties.push_back(static_cast<cl_context_properties>(value));
   properties.push_back(0);
   cl_int status = CL_SUCCESS;
-  cl_context context = clCreateContext(properties.data(), static_cast<cl_uint>(devices.size()), devices.data(),
-                                       nullptr, nullptr, &status);
+  cl_context context = create_native_context(platform, properties.data(), static_cast<cl_uint>(devices.size()),
+                                             devices.data(), &status);
   check(status);
   session.add(request.id, ObjectKind::context, context);
   return {};

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "log.hpp"
+#include "proxy/vendors.hpp"
 
 namespace hivecl::proxy {
 
@@ -67,7 +68,7 @@ cl_context staging_context(cl_device_id device) {
   if (!context && clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) == CL_SUCCESS) {
     const cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform),
                                                 0};
-    context = clCreateContext(properties, 1, &device, nullptr, nullptr, nullptr);
+    context = create_native_context(platform, properties, 1, &device, nullptr);
   }
   return context;
 }

@@ -120,4 +120,9 @@ std::vector<NativeDevice> find_vendor_devices(const Config& config, const void* 
   return found;
 }
 
+cl_context create_native_context(cl_platform_id platform, const cl_context_properties* properties,
+                                 cl_uint device_count, const cl_device_id* devices, cl_int* status) {
+  return dispatch_of(platform).clCreateContext(properties, device_count, devices, nullptr, nullptr, status);
+}
+
 }  // namespace hivecl::proxy

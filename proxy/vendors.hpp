@@ -4,6 +4,8 @@
 // library's clIcdGetPlatformIDsKHR and are queried through their dispatch tables.
 #pragma once
 
+#include <CL/cl.h>
+
 #include <string>
 #include <vector>
 
@@ -19,5 +21,12 @@ std::vector<std::string> vendor_libraries(const Config& config);
 // Every device of those libraries' platforms, in that order, except HiveCL's: a library
 // whose clIcdGetPlatformIDsKHR is `own_icd_entry`, or a platform named "HiveCL".
 std::vector<NativeDevice> find_vendor_devices(const Config& config, const void* own_icd_entry);
+
+// clCreateContext through the platform's own dispatch table rather than the OpenCL loader's
+// entry point: in-process the loader need not list the platform's library (local_libraries may
+// name one it does not), and ocl-icd answers a CL_CONTEXT_PLATFORM it does not know with
+// CL_INVALID_PLATFORM. The proxy's loader would only have passed the call on.
+cl_context create_native_context(cl_platform_id platform, const cl_context_properties* properties,
+                                 cl_uint device_count, const cl_device_id* devices, cl_int* status);
 
 }  // namespace hivecl::proxy

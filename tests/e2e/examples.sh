@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every example (examples/) at small sizes, once seeing only the native platform and once
-# seeing only HiveCL (run under tests/with-cluster.sh): both must succeed (each checks its
-# result on the CPU) and print the same device and the same result line (checksums included).
+# seeing only HiveCL (under tests/with-cluster.sh, or in-process under tests/local-only.sh):
+# both must succeed (each checks its result on the CPU) and print the same device and the same
+# result line (checksums included).
 #   examples.sh BUILD_DIR
 set -u
 build=$1

@@ -18,6 +18,7 @@
 #                 of the runs' own HiveCL / native ratios
 #   SHOC_TIMEOUT  seconds per run (default 900)
 #   SHOC_OUT      directory for every run's output and the table (default: a new one in /tmp)
+#   SHOC_IN_PROCESS=1  HiveCL serves the device in-process (tests/local-only.sh: no cluster)
 # A run passes when it exits 0, prints no failure and reports no N/A figure (SHOC's mark of a
 # failed verification). Exit status: 1 when a benchmark passes natively but not through HiveCL.
 set -u
@@ -30,7 +31,9 @@ if [ -z "${HIVECL_TEST_ICD_HIVECL:-}" ]; then
   export SHOC_OUT=${SHOC_OUT:-$(mktemp -d /tmp/shoc-compare.XXXXXX)}
   mkdir -p "$SHOC_OUT"
   shift
-  exec "$repo/tests/with-cluster.sh" "$build" "$0" "$shoc" "$@"
+  runner=with-cluster.sh
+  [ -n "${SHOC_IN_PROCESS:-}" ] && runner=local-only.sh
+  exec "$repo/tests/$runner" "$build" "$0" "$shoc" "$@"
 fi
 
 shoc=$1; shift
