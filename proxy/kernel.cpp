@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "log.hpp"
 #include "proxy/executors.hpp"
+#include "proxy/vendors.hpp"
 #include "work_size.hpp"
 
 namespace hivecl::proxy {
@@ -232,11 +232,9 @@ bool too_many_groups_for_runtime(cl_command_queue queue, const EnqueueNDRangeKer
     return false;
   cl_device_id device = nullptr;
   cl_platform_id platform = nullptr;
-  char name[64] = {};
   return clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) == CL_SUCCESS &&
          clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) == CL_SUCCESS &&
-         clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr) == CL_SUCCESS &&
-         std::string_view(name) == "Portable Computing Language";
+         platform_name(platform) == "Portable Computing Language";
 }
 
 void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {

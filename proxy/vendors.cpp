@@ -46,6 +46,8 @@ std::vector<std::string> registered_libraries(const std::filesystem::path& vendo
 
 const cl_icd_dispatch& dispatch_of(const void* object) { return **static_cast<const cl_icd_dispatch* const*>(object); }
 
+}  // namespace
+
 std::string platform_name(cl_platform_id platform) {
   size_t size = 0;
   const auto& dispatch = dispatch_of(platform);
@@ -55,6 +57,8 @@ std::string platform_name(cl_platform_id platform) {
   text.resize(text.find('\0'));
   return text;
 }
+
+namespace {
 
 std::string platform_version(cl_platform_id platform) {
   char text[256] = {};

@@ -22,6 +22,9 @@ std::vector<std::string> vendor_libraries(const Config& config);
 // whose clIcdGetPlatformIDsKHR is `own_icd_entry`, or a platform named "HiveCL".
 std::vector<NativeDevice> find_vendor_devices(const Config& config, const void* own_icd_entry);
 
+// CL_PLATFORM_NAME, asked through the platform's own dispatch table (as below).
+std::string platform_name(cl_platform_id platform);
+
 // clCreateContext through the platform's own dispatch table rather than the OpenCL loader's
 // entry point: in-process the loader need not list the platform's library (local_libraries may
 // name one it does not), and ocl-icd answers a CL_CONTEXT_PLATFORM it does not know with
