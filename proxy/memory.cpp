@@ -355,9 +355,9 @@ void confirm(const ReadBuffer::Request& request, const Replier& later) {
 
 // The device fills staging slots chunk by chunk; each filled chunk goes to the client
 // (and its slot back to the ring), then the read's status follows on the data tag (after the
-// device's end of every chunk: protocol::answered_after_end). The
-// reply comes once the first chunk is enqueued: the client then expects the data, and
-// on the MPI path a read larger than the ring waits for the client to take chunks.
+// device's end of every chunk: protocol::answered_after_end). The reply comes once the first
+// chunk is enqueued: the client then expects the data, and on the MPI path a read larger than
+// the ring waits for the client to take chunks.
 void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) {
   Session& session = call.session;
   const auto [enqueue, mem] = prepare_transfer(call, request);
@@ -420,9 +420,10 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) 
 
 // Answered once the proxy holds the data (the application may then reuse its memory): after
 // the staging ring took it, or, from a shared segment, after the device did (the client then
-// knows the queue's commands before it to have ended: protocol::answered_after_end). A write the client
-// did not wait for, from a shared segment, is not answered unless it fails: the device reads the
-// application's memory itself, as natively, and reports nothing (transfer_unwatched).
+// knows the queue's commands before it to have ended: protocol::answered_after_end). A write
+// the client did not wait for, from a shared segment, is not answered unless it fails: the
+// device reads the application's memory itself, as natively, and reports nothing
+// (transfer_unwatched).
 void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later) {
   const auto [enqueue, mem] = prepare_transfer(call, request);
   check_data_path(call.session, request.host_address);

@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
   cl_event forged_event = nullptr;
   if (clEnqueueMarkerWithWaitList(queue, 0, nullptr, &forged_event) != CL_SUCCESS || clFinish(queue) != CL_SUCCESS)
     return 3;
+  // A command that no clFinish has seen end: each clFinish of the forged queue then goes to the
+  // proxy (libhivecl answers that of a queue it knows to be idle itself).
+  if (clEnqueueMarkerWithWaitList(forged_queue, 0, nullptr, nullptr) != CL_SUCCESS) return 3;
   const ObjectId own_last = id_of(forged_event);  // ids at or below are this session's own
 
   std::vector<char> data(64, 0x11);
