@@ -9,19 +9,11 @@
 #include "proxy/executors.hpp"
 #include "proxy/server.hpp"
 #include "proxy/topology.hpp"
+#include "proxy/vendors.hpp"
 
 namespace hivecl::proxy {
 
 namespace {
-
-std::string platform_string(cl_platform_id platform, cl_platform_info param) {
-  size_t size = 0;
-  if (clGetPlatformInfo(platform, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
-  std::string text(size, '\0');
-  clGetPlatformInfo(platform, param, size, text.data(), nullptr);
-  text.resize(text.find('\0'));
-  return text;
-}
 
 cl_device_type device_type_setting(const std::string& setting) {
   if (setting == "gpu") return CL_DEVICE_TYPE_GPU;

@@ -234,7 +234,7 @@ bool too_many_groups_for_runtime(cl_command_queue queue, const EnqueueNDRangeKer
   cl_platform_id platform = nullptr;
   return clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) == CL_SUCCESS &&
          clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) == CL_SUCCESS &&
-         platform_name(platform) == "Portable Computing Language";
+         platform_string(platform, CL_PLATFORM_NAME) == "Portable Computing Language";
 }
 
 void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {

@@ -1,9 +1,9 @@
 // The statuses of reads that a session's client did not wait for (detached reads into a shared
 // segment, which the device writes straight into the client's memory): reported together, after
 // one marker on their queue, once the session's run of such reads ends, in one frame, instead of
-// one native event, one wait and one frame each. Through a proxy on the H100, waiting for each of a window of 64 KiB
-// reads in turn (its waiter thread in clWaitForEvents while the worker enqueued the next) made
-// every enqueue two to three times slower (docs/PERFORMANCE.md).
+// one native event, one wait and one frame each. Through a proxy on the H100, waiting for each
+// of a window of 64 KiB reads in turn (its waiter thread in clWaitForEvents while the worker
+// enqueued the next) made every enqueue two to three times slower (docs/PERFORMANCE.md).
 #pragma once
 
 #include <CL/cl.h>

@@ -46,26 +46,6 @@ std::vector<std::string> registered_libraries(const std::filesystem::path& vendo
 
 const cl_icd_dispatch& dispatch_of(const void* object) { return **static_cast<const cl_icd_dispatch* const*>(object); }
 
-}  // namespace
-
-std::string platform_name(cl_platform_id platform) {
-  size_t size = 0;
-  const auto& dispatch = dispatch_of(platform);
-  if (dispatch.clGetPlatformInfo(platform, CL_PLATFORM_NAME, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
-  std::string text(size, '\0');
-  dispatch.clGetPlatformInfo(platform, CL_PLATFORM_NAME, size, text.data(), nullptr);
-  text.resize(text.find('\0'));
-  return text;
-}
-
-namespace {
-
-std::string platform_version(cl_platform_id platform) {
-  char text[256] = {};
-  dispatch_of(platform).clGetPlatformInfo(platform, CL_PLATFORM_VERSION, sizeof text - 1, text, nullptr);
-  return text;
-}
-
 using IcdGetPlatformIDs = cl_int (*)(cl_uint, cl_platform_id*, cl_uint*);
 
 // The library's clIcdGetPlatformIDsKHR, as the loaders find it.
@@ -109,7 +89,7 @@ std::vector<NativeDevice> find_vendor_devices(const Config& config, const void* 
   std::vector<cl_platform_id> seen;  // a library named twice (by two paths) opens once
   for (const auto& library : vendor_libraries(config)) {
     for (cl_platform_id platform : library_platforms(library, own_icd_entry)) {
-      const std::string name = platform_name(platform);
+      const std::string name = platform_string(platform, CL_PLATFORM_NAME);
       if (name == "HiveCL" || std::find(seen.begin(), seen.end(), platform) != seen.end()) continue;
       seen.push_back(platform);
       const auto& dispatch = dispatch_of(platform);
@@ -117,11 +97,21 @@ std::vector<NativeDevice> find_vendor_devices(const Config& config, const void* 
       if (dispatch.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &count) != CL_SUCCESS) continue;
       std::vector<cl_device_id> devices(count);
       dispatch.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, devices.data(), nullptr);
-      for (cl_device_id device : devices) found.push_back({platform, device, name, platform_version(platform)});
+      for (cl_device_id device : devices) found.push_back({platform, device, name, platform_string(platform, CL_PLATFORM_VERSION)});
       log::debug("in-process devices: ", count, " of ", name, " (", library, ")");
     }
   }
   return found;
+}
+
+std::string platform_string(cl_platform_id platform, cl_platform_info param) {
+  size_t size = 0;
+  const auto& dispatch = dispatch_of(platform);
+  if (dispatch.clGetPlatformInfo(platform, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string text(size, '\0');
+  dispatch.clGetPlatformInfo(platform, param, size, text.data(), nullptr);
+  text.resize(text.find('\0'));
+  return text;
 }
 
 cl_context create_native_context(cl_platform_id platform, const cl_context_properties* properties,

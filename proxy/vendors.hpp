@@ -22,8 +22,9 @@ std::vector<std::string> vendor_libraries(const Config& config);
 // whose clIcdGetPlatformIDsKHR is `own_icd_entry`, or a platform named "HiveCL".
 std::vector<NativeDevice> find_vendor_devices(const Config& config, const void* own_icd_entry);
 
-// CL_PLATFORM_NAME, asked through the platform's own dispatch table (as below).
-std::string platform_name(cl_platform_id platform);
+// A text of clGetPlatformInfo (CL_PLATFORM_NAME, ...), asked through the platform's own dispatch
+// table (as below).
+std::string platform_string(cl_platform_id platform, cl_platform_info param);
 
 // clCreateContext through the platform's own dispatch table rather than the OpenCL loader's
 // entry point: in-process the loader need not list the platform's library (local_libraries may
