@@ -568,8 +568,10 @@ TEST_CASE("clients killed mid-kernel and holding many objects are released while
   CHECK(rounds > 0);
   CHECK(failures == 0);
   // 400 buffers of 256 KiB (100 MiB) per "many" client: the later rounds must not keep any.
+  // The bound is under one round's buffers; the allocators' own caches moved the RSS by up to
+  // 38 MiB between the samples in one run of the plain suite.
   INFO("proxy RSS after round 1: " << rss_after_first_round << " KiB, at the end: " << rss_end << " KiB");
-  if (rss_tells_of_kept_memory()) CHECK(rss_end < rss_after_first_round + 32 * 1024);
+  if (rss_tells_of_kept_memory()) CHECK(rss_end < rss_after_first_round + 64 * 1024);
 }
 
 // Kills the cluster's proxy while clients take their turns to connect: the one in the middle
