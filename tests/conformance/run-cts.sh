@@ -5,6 +5,9 @@
 #
 #   run-cts.sh HIVECL_BUILD CTS_BUILD OUT_DIR SUITE...     (SUITE: api, basic, buffers, ...)
 #
+# With CTS_IN_PROCESS=1, HiveCL serves the device in-process instead (tests/local-only.sh: no
+# cluster; the loader of the HiveCL side lists HiveCL alone, which opens the native library).
+#
 # Each test runs in a process of its own, natively and then through HiveCL, so a crash or a hang
 # costs one test and both sides of a test see the same machine load. CTS_JOBS tests run at once
 # (default: the number of cores); CTS_TIMEOUT bounds each run in seconds (default 900);
@@ -17,8 +20,13 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # Inside the cluster: HIVECL_TEST_ICD_NATIVE and _HIVECL name one-platform vendor directories.
 if [ -z "${HIVECL_TEST_ICD_NATIVE:-}" ]; then
-  exec "$here/../with-cluster.sh" "$1" "$0" "$@"
+  runner=with-cluster.sh
+  [ -n "${CTS_IN_PROCESS:-}" ] && runner=local-only.sh
+  exec "$here/../$runner" "$1" "$0" "$@"
 fi
+# on native|hivecl COMMAND: runs it with that platform alone visible.
+source "$here/../e2e/lib.sh"
+export -f on
 cts_build=$(cd "$2" && pwd)
 out=$(mkdir -p "$3" && cd "$3" && pwd)
 shift 3
@@ -27,13 +35,13 @@ mkdir -p "$out/logs"
 
 # One test on one side: prints its result (pass, fail, skip, timeout, crash-N) and seconds.
 run_one() {
-  local binary=$1 test=$2 side=$3 icd=$4
+  local binary=$1 test=$2 side=$3
   local log=$out/logs/$(basename "$binary")/$test.$side.log started status result
   mkdir -p "$(dirname "$log")"
   started=$(date +%s%N)
   status=0
   (cd "$(dirname "$binary")" &&
-   OCL_ICD_VENDORS=${icd%%:*} OCL_ICD_FILENAMES=${icd#*:} ${CTS_DEVICE_TYPE:+CL_DEVICE_TYPE=$CTS_DEVICE_TYPE} \
+   on "$side" env ${CTS_DEVICE_TYPE:+CL_DEVICE_TYPE=$CTS_DEVICE_TYPE} \
      timeout -k 10 "$CTS_TIMEOUT" "$binary" "$test") >"$log" 2>&1 || status=$?
   if [ $status -eq 124 ] || [ $status -eq 137 ]; then result=timeout
   # A test's verdict ends a line; a warning without its newline may come before it.
@@ -51,11 +59,11 @@ export -f run_one
 # A job: one test, natively then through HiveCL; one line of results.tsv.
 run_test() {
   local binary=$1 test=$2 native hivecl
-  native=$(run_one "$binary" "$test" native "$HIVECL_TEST_ICD_NATIVE")
+  native=$(run_one "$binary" "$test" native)
   # A test that crashes the native runtime would crash it in the proxy too, and the tests after
   # it would fail for want of a proxy: it is not run through HiveCL.
   if [[ $native == crash-* ]]; then hivecl=$'not-run\t0.0'
-  else hivecl=$(run_one "$binary" "$test" hivecl "$HIVECL_TEST_ICD_HIVECL")
+  else hivecl=$(run_one "$binary" "$test" hivecl)
   fi
   # One write per line (shorter than PIPE_BUF): parallel jobs append without mixing lines.
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(basename "$binary")" "$test" "${native%%$'\t'*}" \
