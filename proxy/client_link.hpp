@@ -58,6 +58,9 @@ class ClientLink {
   virtual std::shared_ptr<transport::Completion> receive_chunk(uint64_t sequence, std::byte* data, size_t size) = 0;
   // Receives `size` bytes sent on the data tag of `sequence`; false when the client vanished.
   virtual bool receive_bulk(uint64_t sequence, std::byte* data, size_t size, size_t chunk) = 0;
+  // The next `size` bytes of the running request's bulk data where they already are, readable
+  // until the request has run, instead of receive_bulk; null when they must be received.
+  virtual const std::byte* lend_bulk(size_t) { return nullptr; }
   // Gives up everything in flight with this client.
   virtual void forget() = 0;
 };

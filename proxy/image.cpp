@@ -146,12 +146,13 @@ CreateImage::Reply execute(Call& call, const CreateImage::Request& request) {
     check(clGetMemObjectInfo(desc.buffer, CL_MEM_SIZE, sizeof size, &size, nullptr));
     if (data_bytes > size) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
   }
-  std::shared_ptr<HostBuffer> data;
+  Session::Bulk data;
   if (copies) data = session.receive_bulk(call.sequence, request.data_bytes);
   call.bulk_consumed = true;
   const cl_image_format format{request.format.channel_order, request.format.channel_data_type};
   cl_int status = CL_SUCCESS;
-  const cl_mem image = clCreateImage(context, request.flags, &format, &desc, data ? data->data.get() : nullptr, &status);
+  // CL_MEM_COPY_HOST_PTR: the runtime only reads the data, before returning.
+  const cl_mem image = clCreateImage(context, request.flags, &format, &desc, const_cast<std::byte*>(data.bytes), &status);
   check(status);
   session.add(request.id, ObjectKind::mem, image, bytes);
   return {};

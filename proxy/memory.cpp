@@ -64,14 +64,15 @@ CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   // The proxy cannot use the client's memory: the client turns USE_HOST_PTR into COPY_HOST_PTR.
   const bool copies = (request.flags & CL_MEM_COPY_HOST_PTR) != 0;
   if ((request.flags & CL_MEM_USE_HOST_PTR) || copies != request.with_data) throw ClError{CL_INVALID_VALUE};
-  std::shared_ptr<HostBuffer> data;
+  Session::Bulk data;
   if (request.with_data) {
     if (request.size == 0 || request.size > max_alloc_size(context)) throw ClError{CL_INVALID_BUFFER_SIZE};
     data = session.receive_bulk(call.sequence, request.size);
     call.bulk_consumed = true;
   }
   cl_int status = CL_SUCCESS;
-  const cl_mem mem = clCreateBuffer(context, request.flags, request.size, data ? data->data.get() : nullptr, &status);
+  // CL_MEM_COPY_HOST_PTR: the runtime only reads the data, before returning.
+  const cl_mem mem = clCreateBuffer(context, request.flags, request.size, const_cast<std::byte*>(data.bytes), &status);
   check(status);
   session.add(request.id, ObjectKind::mem, mem, request.size);
   return {};

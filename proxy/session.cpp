@@ -208,9 +208,14 @@ uint64_t Session::max_bulk_bytes() const {
   return cap != 0 ? std::min<uint64_t>(largest, cap) : largest;
 }
 
-std::shared_ptr<HostBuffer> Session::receive_bulk(uint64_t sequence, uint64_t size) {
-  auto data = std::make_shared<HostBuffer>(size);
-  if (!link_->receive_bulk(sequence, data->data.get(), size, chunk_bytes())) throw ClError{peer_lost_status};
+Session::Bulk Session::receive_bulk(uint64_t sequence, uint64_t size) {
+  Bulk data;
+  data.bytes = link_->lend_bulk(size);
+  if (!data.bytes) {
+    data.received.reset(new std::byte[size]);
+    if (!link_->receive_bulk(sequence, data.received.get(), size, chunk_bytes())) throw ClError{peer_lost_status};
+    data.bytes = data.received.get();
+  }
   statistics_->count_to_proxy(size);
   return data;
 }

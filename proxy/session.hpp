@@ -121,8 +121,14 @@ class Session {
   void add(protocol::ObjectId id, protocol::ObjectKind kind, void* native, uint64_t device_bytes = 0);
   const SessionUsage& usage() const { return usage_; }
   void release(protocol::ObjectKind kind, protocol::ObjectId id);
+  // A request's bulk data, readable while its executor runs: the client's own memory where the
+  // link lends it (in-process), else received into memory of the session's own.
+  struct Bulk {
+    std::unique_ptr<std::byte[]> received;
+    const std::byte* bytes = nullptr;
+  };
   // Receives the bulk data of a request; ClError(peer_lost_status) when the client vanishes.
-  std::shared_ptr<HostBuffer> receive_bulk(uint64_t sequence, uint64_t size);
+  Bulk receive_bulk(uint64_t sequence, uint64_t size);
   void drain_bulk(uint64_t sequence, uint64_t size);
   // The most bulk data one request may carry: the largest buffer a device (and the session's cap) allows.
   uint64_t max_bulk_bytes() const;

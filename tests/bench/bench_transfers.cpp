@@ -78,6 +78,18 @@ double transfer_rate(const Side& side, const Fixture& fixture, bool writes, bool
   return static_cast<double>(bytes) * static_cast<double>(count) / seconds_since(start) / 1e9;
 }
 
+// GB/s of making a buffer of `bytes` from host data (CL_MEM_COPY_HOST_PTR), released after.
+double creation_rate(const Side& side, const Fixture& fixture, size_t bytes) {
+  const auto start = Clock::now();
+  cl_int status = CL_SUCCESS;
+  const cl_mem buffer = clCreateBuffer(side.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
+                                       const_cast<char*>(fixture.ordinary.data()), &status);
+  check(status, "clCreateBuffer(CL_MEM_COPY_HOST_PTR)");
+  const double rate = static_cast<double>(bytes) / seconds_since(start) / 1e9;
+  check(clReleaseMemObject(buffer), "clReleaseMemObject");
+  return rate;
+}
+
 }  // namespace
 
 int main() {
@@ -106,6 +118,9 @@ int main() {
       }
     }
   }
+  bench.compare("create " + size_name(max_bytes) + " from malloc memory " + path, "GB/s", max_bytes, [&](Side& side) {
+    return creation_rate(side, &side == &bench.native ? native : hivecl, max_bytes);
+  });
   std::printf("ratio: the fraction of native bandwidth HiveCL reaches\n");
   return 0;
 }
