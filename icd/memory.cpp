@@ -97,10 +97,16 @@ cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl
   // Host access flags are enforced here: the proxy must read and write the buffer for any mapping.
   cl_mem_flags wire_flags = flags & ~host_access_flags;
   if (flags & CL_MEM_USE_HOST_PTR) wire_flags = (wire_flags & ~CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR;
-  const std::span<const std::byte> initial_data(static_cast<const std::byte*>(host_ptr), host_ptr ? size : 0);
-  context->connection->call<CreateBuffer>({.id = mem->id, .context = context->id, .flags = wire_flags,
-                                           .size = size, .with_data = host_ptr != nullptr},
-                                          initial_data);
+  // On the memory data path the proxy reads the initial contents itself (in-process they are
+  // read in place as the request's data; over MPI they are sent).
+  Connection* const connection = context->connection;
+  const bool proxy_reads = host_ptr && connection->data_path() == transport::DataPath::memory;
+  const std::span<const std::byte> initial_data(static_cast<const std::byte*>(host_ptr),
+                                                host_ptr && !proxy_reads ? size : 0);
+  connection->call<CreateBuffer>({.id = mem->id, .context = context->id, .flags = wire_flags, .size = size,
+                                  .with_data = host_ptr != nullptr,
+                                  .host_address = proxy_reads ? reinterpret_cast<uint64_t>(host_ptr) : 0},
+                                 initial_data);
   return publish(mem.release());
 }
 

@@ -128,6 +128,9 @@ StagingRing& staging_of(Session& session, cl_command_queue queue);
 void check_range(cl_mem mem, uint64_t offset, uint64_t size);
 // A client may name its own memory (host_address) only on the memory data path.
 void check_data_path(Session& session, uint64_t host_address);
+// The data at `host_address` in the client's memory, whole, fetched through the data path
+// into host memory of its own (memory.cpp).
+std::shared_ptr<HostBuffer> receive_data(Call& call, uint64_t host_address, uint64_t size);
 // The native image of `id`; CL_INVALID_MEM_OBJECT for a buffer (image.cpp).
 cl_mem image_of(Session& session, protocol::ObjectId id);
 // clSetKernelArg of a sampler argument the client recorded (sampler.cpp).

@@ -60,23 +60,6 @@ uint64_t region_bytes(cl_mem image, const Coordinates& region) {
   return bytes;
 }
 
-// The data of a write, whole, from the client (over MPI or from its memory).
-std::shared_ptr<HostBuffer> receive_data(Call& call, uint64_t host_address, uint64_t size) {
-  auto data = std::make_shared<HostBuffer>(size);
-  const size_t chunk = call.session.chunk_bytes();
-  bool arrived = true;
-  for (uint64_t offset = 0; offset < size; offset += chunk) {
-    const size_t piece = std::min<uint64_t>(chunk, size - offset);
-    auto completion = call.session.data_path().fetch(call.sequence, host_address, offset, data->data.get() + offset,
-                                                     piece);
-    arrived = completion->wait() == transport::OpStatus::done && arrived;
-  }
-  call.bulk_consumed = true;
-  if (!arrived) throw ClError{peer_lost_status};
-  call.session.statistics().count_to_proxy(size);
-  return data;
-}
-
 // Hands the data of a finished read to the client in chunks, then its status.
 void deliver(Session& session, const Replier& later, uint64_t host_address, std::shared_ptr<HostBuffer> data,
              cl_int status) {

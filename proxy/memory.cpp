@@ -57,6 +57,25 @@ void check_data_path(Session& session, uint64_t host_address) {
   if (host_address && session.data_path().kind() == transport::DataPath::mpi) throw ClError{CL_INVALID_VALUE};
 }
 
+std::shared_ptr<HostBuffer> receive_data(Call& call, uint64_t host_address, uint64_t size) {
+  Session& session = call.session;
+  auto data = std::make_shared<HostBuffer>(size);
+  // In the chunks the client cuts (over MPI each is a message), all under way at once; every
+  // one is waited for before the memory may go.
+  std::vector<std::shared_ptr<transport::Completion>> arriving;
+  for (uint64_t offset = 0; offset < size; offset += session.chunk_bytes()) {
+    const size_t piece = static_cast<size_t>(std::min<uint64_t>(session.chunk_bytes(), size - offset));
+    arriving.push_back(session.data_path().fetch(call.sequence, host_address, offset, data->data.get() + offset, piece));
+  }
+  call.bulk_consumed = true;
+  bool arrived = true;
+  for (const auto& piece : arriving) arrived = piece->wait() == transport::OpStatus::done && arrived;
+  if (!arrived) throw ClError{peer_lost_status};
+  session.statistics().count_to_proxy(size);
+  return data;
+}
+
+
 CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   Session& session = call.session;
   session.check_fresh(request.id, request.size);
@@ -64,15 +83,25 @@ CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   // The proxy cannot use the client's memory: the client turns USE_HOST_PTR into COPY_HOST_PTR.
   const bool copies = (request.flags & CL_MEM_COPY_HOST_PTR) != 0;
   if ((request.flags & CL_MEM_USE_HOST_PTR) || copies != request.with_data) throw ClError{CL_INVALID_VALUE};
-  Session::Bulk data;
+  if (request.host_address && !request.with_data) throw ClError{CL_INVALID_VALUE};
+  check_data_path(session, request.host_address);
+  Session::Bulk bulk;
+  std::shared_ptr<HostBuffer> fetched;
+  const std::byte* data = nullptr;
   if (request.with_data) {
     if (request.size == 0 || request.size > max_alloc_size(context)) throw ClError{CL_INVALID_BUFFER_SIZE};
-    data = session.receive_bulk(call.sequence, request.size);
-    call.bulk_consumed = true;
+    if (request.host_address) {
+      fetched = receive_data(call, request.host_address, request.size);
+      data = fetched->data.get();
+    } else {
+      bulk = session.receive_bulk(call.sequence, request.size);
+      call.bulk_consumed = true;
+      data = bulk.bytes;
+    }
   }
   cl_int status = CL_SUCCESS;
   // CL_MEM_COPY_HOST_PTR: the runtime only reads the data, before returning.
-  const cl_mem mem = clCreateBuffer(context, request.flags, request.size, const_cast<std::byte*>(data.bytes), &status);
+  const cl_mem mem = clCreateBuffer(context, request.flags, request.size, const_cast<std::byte*>(data), &status);
   check(status);
   session.add(request.id, ObjectKind::mem, mem, request.size);
   return {};
@@ -546,13 +575,6 @@ uint64_t packed_bytes(Session& session, const BufferBox& box) {
 static_assert(sizeof(size_t) == sizeof(uint64_t));
 const size_t* sizes(const std::vector<uint64_t>& values) { return reinterpret_cast<const size_t*>(values.data()); }
 
-// The chunks of a packed transfer, as the client cuts them: `visit(offset, size)` for each.
-template <class Visit>
-void for_each_chunk(Session& session, uint64_t total, Visit visit) {
-  for (uint64_t offset = 0; offset < total; offset += session.chunk_bytes())
-    visit(offset, static_cast<size_t>(std::min<uint64_t>(session.chunk_bytes(), total - offset)));
-}
-
 }  // namespace
 
 namespace {
@@ -561,13 +583,13 @@ namespace {
 struct RectCommand {
   Enqueue enqueue;
   cl_mem mem;
-  std::shared_ptr<HostBuffer> data;  // the packed box
+  uint64_t packed_bytes;  // of the box
 };
 
 RectCommand prepare_rect(Call& call, const RectTransfer& request) {
-  RectCommand command{prepare_enqueue(call, request.queue, request.tail), call.session.get<cl_mem>(request.mem), {}};
+  RectCommand command{prepare_enqueue(call, request.queue, request.tail), call.session.get<cl_mem>(request.mem), 0};
   check_data_path(call.session, request.host_address);
-  command.data = std::make_shared<HostBuffer>(packed_bytes(call.session, request.box));
+  command.packed_bytes = packed_bytes(call.session, request.box);
   return command;
 }
 
@@ -576,18 +598,8 @@ RectCommand prepare_rect(Call& call, const RectTransfer& request) {
 // The packed data arrives whole into host memory of its own, which the native command reads
 // with the packed pitches; it is freed when the command completes.
 WriteBufferRect::Reply execute(Call& call, const WriteBufferRect::Request& request) {
-  Session& session = call.session;
   const RectCommand command = prepare_rect(call, request);
-  const std::shared_ptr<HostBuffer>& data = command.data;
-  std::vector<std::shared_ptr<transport::Completion>> arriving;
-  for_each_chunk(session, data->size, [&](uint64_t offset, size_t size) {
-    arriving.push_back(session.data_path().fetch(call.sequence, request.host_address, offset,
-                                                 data->data.get() + offset, size));
-  });
-  call.bulk_consumed = true;
-  for (const auto& piece : arriving)
-    if (piece->wait() != transport::OpStatus::done) throw ClError{peer_lost_status};
-  session.statistics().count_to_proxy(data->size);
+  const std::shared_ptr<HostBuffer> data = receive_data(call, request.host_address, command.packed_bytes);
   const auto& region = request.box.region;
   const size_t host_origin[3] = {0, 0, 0};
   cl_event event = nullptr;
@@ -608,7 +620,7 @@ void execute(Call& call, const ReadBufferRect::Request& request, Replier later) 
   Session& session = call.session;
   const RectCommand command = prepare_rect(call, request);
   const Enqueue& enqueue = command.enqueue;
-  const std::shared_ptr<HostBuffer> data = command.data;
+  const auto data = std::make_shared<HostBuffer>(command.packed_bytes);
   const auto& region = request.box.region;
   const size_t host_origin[3] = {0, 0, 0};
   cl_event event = nullptr;

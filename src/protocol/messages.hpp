@@ -16,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 17;
+inline constexpr uint32_t protocol_version = 18;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -208,9 +208,12 @@ struct CreateBuffer {
     ObjectId context = no_object;
     uint64_t flags = 0;  // as the proxy must use them: CL_MEM_USE_HOST_PTR became CL_MEM_COPY_HOST_PTR
     uint64_t size = 0;
-    bool with_data = false;  // initial contents follow as bulk data
-    HIVECL_FIELDS(id, context, flags, size, with_data)
-    uint64_t bulk_bytes() const { return with_data ? size : 0; }
+    bool with_data = false;  // initial contents: as bulk data, or at host_address
+    // On the memory data path, the initial contents' address in the client, which the proxy
+    // reads itself (0: they follow as bulk data).
+    uint64_t host_address = 0;
+    HIVECL_FIELDS(id, context, flags, size, with_data, host_address)
+    uint64_t bulk_bytes() const { return with_data && !host_address ? size : 0; }
   };
   using Reply = Empty;
 };
