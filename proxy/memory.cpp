@@ -75,7 +75,6 @@ std::shared_ptr<HostBuffer> receive_data(Call& call, uint64_t host_address, uint
   return data;
 }
 
-
 CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   Session& session = call.session;
   session.check_fresh(request.id, request.size);
