@@ -1,0 +1,95 @@
+// A proxy session's answers to requests that name memory they may not (proxy/memory.cpp's
+// CreateBuffer): run by the session's own worker against the native runtime, with a link that
+// records the replies' statuses. The session must refuse such a request and serve on.
+#include <CL/cl.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "catch.hpp"
+#include "proxy/server.hpp"
+#include "proxy/session.hpp"
+
+using namespace hivecl;
+using namespace hivecl::protocol;
+
+namespace {
+
+// Records the status of each reply by sequence; bulk data is never asked for here.
+class RecordingLink final : public proxy::ClientLink {
+ public:
+  void listen(std::function<void(Bytes&&)>, std::function<bool()>) override {}
+  void send_frame(Bytes&& frame) override {
+    Reader reader(frame);
+    FrameHeader header;
+    if (!decode(reader, header)) return;
+    std::lock_guard lock(mutex_);
+    statuses_[header.sequence] = header.status;
+    arrived_.notify_all();
+  }
+  void send_chunk(uint64_t, const std::byte*, size_t, std::function<void()> sent) override { sent(); }
+  void send_status(uint64_t, cl_int) override {}
+  std::shared_ptr<transport::Completion> receive_chunk(uint64_t, std::byte*, size_t) override {
+    auto completion = std::make_shared<transport::Completion>();
+    completion->complete(transport::OpStatus::failed);
+    return completion;
+  }
+  bool receive_bulk(uint64_t, std::byte*, size_t, size_t) override { return false; }
+  void forget() override {}
+
+  // The status of reply `sequence`, waiting for it up to ten seconds.
+  cl_int status_of(uint64_t sequence) {
+    std::unique_lock lock(mutex_);
+    const bool came = arrived_.wait_for(lock, std::chrono::seconds(10), [&] { return statuses_.count(sequence) != 0; });
+    REQUIRE(came);
+    return statuses_[sequence];
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable arrived_;
+  std::map<uint64_t, cl_int> statuses_;
+};
+
+template <class M>
+Bytes frame_of(uint64_t sequence, const typename M::Request& request) {
+  Bytes frame = to_bytes(FrameHeader{.opcode = M::opcode, .sequence = sequence});
+  const Bytes body = to_bytes(request);
+  frame.insert(frame.end(), body.begin(), body.end());
+  return frame;
+}
+
+}  // namespace
+
+TEST_CASE("A buffer's initial data named by address is refused off the memory path, and the session serves on",
+          "[session][bad-input]") {
+  const Config config;
+  auto devices = proxy::find_native_devices(config);
+  REQUIRE(!devices.empty());
+  proxy::Server server(config, std::move(devices));
+  auto link = std::make_shared<RecordingLink>();
+  {
+    proxy::Session session(1, link, server);  // its data path is MPI until a Hello says otherwise
+    session.set_greeted("test", 0);
+    session.start();
+    constexpr ObjectId context = first_session_id, forged = context + 1, unnamed = context + 2, plain = context + 3;
+    session.deliver(frame_of<CreateContext>(1, {.id = context, .devices = {1}}));
+    session.deliver(frame_of<CreateBuffer>(2, {.id = forged, .context = context,
+                                               .flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, .size = 4096,
+                                               .with_data = true, .host_address = 0x10000}));
+    session.deliver(frame_of<CreateBuffer>(3, {.id = unnamed, .context = context, .flags = CL_MEM_READ_WRITE,
+                                               .size = 4096, .host_address = 0x10000}));
+    session.deliver(frame_of<CreateBuffer>(4, {.id = plain, .context = context, .flags = CL_MEM_READ_WRITE,
+                                               .size = 4096}));
+    CHECK(link->status_of(1) == CL_SUCCESS);
+    CHECK(link->status_of(2) == CL_INVALID_VALUE);
+    CHECK(link->status_of(3) == CL_INVALID_VALUE);
+    CHECK(link->status_of(4) == CL_SUCCESS);
+    CHECK(session.usage().objects() == 2);  // the context and the plain buffer
+    session.deliver(frame_of<Goodbye>(5, {}));
+  }  // the session's worker is joined, its objects released
+}
