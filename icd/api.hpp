@@ -146,6 +146,25 @@ void check_map_flags(const _cl_mem* mem, cl_map_flags map_flags);
 uint64_t host_address(const Connection* connection, const void* pointer);
 // The memory object of an enqueue: live and of the queue's context.
 _cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem);
+// Whose memory a write reads: the application's, or HiveCL's own (a mapping's shadow, which
+// may be freed once the call returns).
+enum class HostMemory { application, hivecl };
+// In-process, a rectangular or image transfer that the native runtime makes on the
+// application's memory itself (protocol::InPlace), as natively: a non-blocking one returns at
+// once, a blocking one once the command has ended (its status).
+template <class M>
+void transfer_in_place(EnqueuedCommand& command, const typename M::Request& request, cl_command_type type) {
+  Connection* connection = command.connection();
+  if (!request.in_place.blocking) {
+    connection->call<M>(request);
+    command.complete(type);
+    return;
+  }
+  const cl_int status = connection->call_blocking_transfer<M>(request);
+  command.complete(type);
+  check(status);
+  command.ended();
+}
 
 // --- images (image.cpp) and samplers (sampler.cpp) ---
 

@@ -223,17 +223,38 @@ HostRange span(const void* pointer, const HostLayout& layout, size_t element, co
                                     region[0] * element);
 }
 
+// In-process the native runtime applies a layout itself: its pitches as the native calls take
+// them (a 1D array's step from one image to the next is its slice pitch).
+InPlace in_place(cl_mem_object_type type, const HostLayout& layout, bool blocking) {
+  InPlace in_place{.used = true, .blocking = blocking};
+  if (type == CL_MEM_OBJECT_IMAGE1D_ARRAY) {
+    in_place.slice_pitch = layout.row_step;
+  } else if (type != CL_MEM_OBJECT_IMAGE1D && type != CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+    in_place.row_pitch = layout.row_step;
+    if (type != CL_MEM_OBJECT_IMAGE2D) in_place.slice_pitch = layout.slice_step;
+  }
+  return in_place;
+}
+
 // Device data of a region into host memory laid out as `layout`. The data arrives straight in
 // the application's memory when the layout is packed; otherwise in memory of its own, then
-// unpacked before returning (the read then completes before returning, as it may).
+// unpacked before returning (the read then completes before returning, as it may). In-process
+// the native runtime writes the application's memory itself.
 void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& origin, const Sizes& region,
                  const HostLayout& layout, void* pointer, bool blocking, cl_command_type type) {
+  Connection* connection = command.connection();
+  if (connection->in_process())
+    return transfer_in_place<ReadImage>(
+        command,
+        {.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
+         .region = coordinates(region), .tail = command.tail(), .host_address = reinterpret_cast<uint64_t>(pointer),
+         .in_place = in_place(image->image->desc.image_type, layout, blocking)},
+        type);
   const size_t element = image->image->element_size;
   const size_t bytes = packed_bytes(element, region);
   const bool packed = is_packed(layout, element, region);
   std::unique_ptr<std::byte[]> scratch(packed ? nullptr : new std::byte[bytes]);
   void* target = packed ? pointer : scratch.get();
-  Connection* connection = command.connection();
   uint64_t sequence = 0;
   connection->call<ReadImage>({.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
                                .region = coordinates(region), .tail = command.tail(),
@@ -249,9 +270,21 @@ void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& or
 }
 
 // Host memory laid out as `layout` to a region of the device; returns once the proxy holds it.
+// In-process the native runtime reads the application's memory itself, as natively (HiveCL's
+// own memory, which may go once the call returns, is sent as through a proxy).
 void write_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& origin, const Sizes& region,
-                  const HostLayout& layout, const void* pointer, cl_command_type type) {
+                  const HostLayout& layout, const void* pointer, bool blocking, cl_command_type type,
+                  HostMemory memory) {
   const size_t element = image->image->element_size;
+  Connection* connection = command.connection();
+  if (connection->in_process() && memory == HostMemory::application)
+    return transfer_in_place<WriteImage>(
+        command,
+        {.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
+         .region = coordinates(region), .tail = command.tail(), .host_address = reinterpret_cast<uint64_t>(pointer),
+         .data_bytes = packed_bytes(element, region),
+         .in_place = in_place(image->image->desc.image_type, layout, blocking)},
+        type);
   // The reads before it that fill this memory must have filled it.
   command.queue()->settle(command.position(), span(pointer, layout, element, region));
   const size_t bytes = packed_bytes(element, region);
@@ -262,7 +295,6 @@ void write_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& o
     copy_region(scratch.get(), static_cast<std::byte*>(const_cast<void*>(pointer)), layout, element, region, false);
     source = scratch.get();
   }
-  Connection* connection = command.connection();
   const uint64_t address = host_address(connection, source);
   connection->call<WriteImage>({.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
                                 .region = coordinates(region), .tail = command.tail(), .host_address = address,
@@ -331,7 +363,8 @@ void unmap_image(EnqueuedCommand& command, _cl_mem* image, const _cl_mem::Mappin
   const bool written = mapping.flags == 0 || (mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
   if (written) {
     write_region(command, image, mapping.origin, mapping.region, {mapping.row_step, mapping.slice_step},
-                 mapping.pointer, CL_COMMAND_UNMAP_MEM_OBJECT);
+                 mapping.pointer, false, CL_COMMAND_UNMAP_MEM_OBJECT,
+                 mapping.storage ? HostMemory::hivecl : HostMemory::application);
   } else {
     command.queue()->settle(command.position());  // the mapping's data has arrived before its memory goes
     enqueue_marker(command, CL_COMMAND_UNMAP_MEM_OBJECT, false);
@@ -435,8 +468,9 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadImage(cl_command_queue command_queu
   });
 }
 
+// Through a proxy the data is sent before returning, blocking or not.
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image,
-                                                    cl_bool /*blocking: the data is sent before returning*/,
+                                                    cl_bool blocking_write,
                                                     const size_t* origin, const size_t* region, size_t input_row_pitch,
                                                     size_t input_slice_pitch, const void* ptr,
                                                     cl_uint num_events_in_wait_list, const cl_event* event_wait_list,
@@ -449,7 +483,8 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue command_que
     check_host_access(mem, false, true);
     const HostLayout layout = host_layout(mem->image->desc.image_type, mem->image->element_size, sizes_of(region),
                                           input_row_pitch, input_slice_pitch, CL_INVALID_VALUE);
-    write_region(command, mem, sizes_of(origin), sizes_of(region), layout, ptr, CL_COMMAND_WRITE_IMAGE);
+    write_region(command, mem, sizes_of(origin), sizes_of(region), layout, ptr, blocking_write, CL_COMMAND_WRITE_IMAGE,
+                 HostMemory::application);
   });
 }
 

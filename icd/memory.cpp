@@ -63,9 +63,6 @@ _cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem) {
 
 namespace {
 
-// Whose memory a write reads: the application's, or HiveCL's own (a mapping's shadow).
-enum class HostMemory { application, hivecl };
-
 cl_ulong max_alloc_size(const _cl_context* context) {
   cl_ulong largest = 0;
   for (cl_device_id device : context->devices) {
@@ -212,7 +209,6 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
   if (connection->in_process()) {
     const cl_int status = connection->call_blocking_transfer<ReadBuffer>(request);
     command.complete(type);
-    command.queue()->settle(command.position());  // earlier reads' unpacking (rectangles)
     check(status);
     if (answered_after_end<ReadBuffer>(request, true)) command.ended();
     return;
@@ -339,6 +335,11 @@ struct HostBox {
   size_t slice_pitch;
 
   size_t packed_bytes() const { return region[0] * region[1] * region[2]; }
+  std::byte* first() const { return base + origin[2] * slice_pitch + origin[1] * row_pitch + origin[0]; }
+  // In-process the native runtime applies the pitches itself, from the box's first byte.
+  InPlace in_place(bool blocking) const {
+    return {.used = true, .row_pitch = row_pitch, .slice_pitch = slice_pitch, .blocking = blocking};
+  }
   // The memory the box spans, from its first byte to its last.
   HostRange span() const {
     const auto at = [&](size_t x, size_t y, size_t z) {
@@ -368,12 +369,19 @@ HostBox host_box(void* ptr, const size_t* origin, const size_t* region, size_t r
 
 // The host pitches are applied here, where the application's memory is: the data travels packed,
 // and a read unpacks it once it has arrived, before the application can see the command complete.
+// In-process the native runtime applies them itself.
 void read_rect_into(EnqueuedCommand& command, const _cl_mem* mem, const BufferBox& box, const HostBox& host,
                     bool blocking) {
-  auto packed = std::make_shared<std::vector<std::byte>>(host.packed_bytes());
   Connection* connection = command.connection();
-  uint64_t sequence = 0;
   const ObjectId id = use_mem(mem, command, Access::reads, box_begin(box), box_span(box));
+  if (connection->in_process())
+    return transfer_in_place<ReadBufferRect>(
+        command,
+        {.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail(),
+         .host_address = reinterpret_cast<uint64_t>(host.first()), .in_place = host.in_place(blocking)},
+        CL_COMMAND_READ_BUFFER_RECT);
+  auto packed = std::make_shared<std::vector<std::byte>>(host.packed_bytes());
+  uint64_t sequence = 0;
   connection->call<ReadBufferRect>({.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail(),
                                     .host_address = host_address(connection, packed->data())},
                                    {}, &sequence);
@@ -391,15 +399,22 @@ void read_rect_into(EnqueuedCommand& command, const _cl_mem* mem, const BufferBo
   }
 }
 
-void write_rect_from(EnqueuedCommand& command, const _cl_mem* mem, const BufferBox& box, const HostBox& host) {
+void write_rect_from(EnqueuedCommand& command, const _cl_mem* mem, const BufferBox& box, const HostBox& host,
+                     bool blocking) {
+  Connection* connection = command.connection();
+  // The rows of the box are written, the bytes between them kept: all of its span must be here.
+  const ObjectId id = use_mem(mem, command, Access::reads_writes, box_begin(box), box_span(box));
+  if (connection->in_process())
+    return transfer_in_place<WriteBufferRect>(
+        command,
+        {.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail(),
+         .host_address = reinterpret_cast<uint64_t>(host.first()), .in_place = host.in_place(blocking)},
+        CL_COMMAND_WRITE_BUFFER_RECT);
   command.queue()->settle(command.position(), host.span());  // the reads that fill this memory, as for a write
   std::vector<std::byte> packed(host.packed_bytes());
   host.for_each_row(packed.data(), [&](const std::byte* row, std::byte* to) { std::memcpy(to, row, host.region[0]); });
-  Connection* connection = command.connection();
   const uint64_t address = host_address(connection, packed.data());
   const std::span<const std::byte> bulk(packed.data(), address ? 0 : packed.size());
-  // The rows of the box are written, the bytes between them kept: all of its span must be here.
-  const ObjectId id = use_mem(mem, command, Access::reads_writes, box_begin(box), box_span(box));
   connection->call<WriteBufferRect>(
       {.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail(), .host_address = address},
       bulk);
@@ -630,8 +645,9 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue command
   });
 }
 
+// Through a proxy the data is sent before returning, blocking or not.
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer,
-                                                         cl_bool /*blocking: the data is sent before returning*/,
+                                                         cl_bool blocking_write,
                                                          const size_t* buffer_origin, const size_t* host_origin,
                                                          const size_t* region, size_t buffer_row_pitch,
                                                          size_t buffer_slice_pitch, size_t host_row_pitch,
@@ -644,7 +660,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue comman
     const BufferBox box = buffer_box(mem, buffer_origin, region, buffer_row_pitch, buffer_slice_pitch);
     const HostBox host = host_box(const_cast<void*>(ptr), host_origin, region, host_row_pitch, host_slice_pitch);
     check_host_access(mem, false, true);
-    write_rect_from(command, mem, box, host);
+    write_rect_from(command, mem, box, host, blocking_write);
   });
 }
 

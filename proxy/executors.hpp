@@ -54,6 +54,10 @@ template <>
 inline constexpr bool replies_later<protocol::ReadImage> = true;
 template <>
 inline constexpr bool replies_later<protocol::ReadBufferRect> = true;
+template <>
+inline constexpr bool replies_later<protocol::WriteImage> = true;
+template <>
+inline constexpr bool replies_later<protocol::WriteBufferRect> = true;
 
 namespace p = protocol;
 
@@ -88,14 +92,14 @@ p::ForgetSegment::Reply execute(Call&, const p::ForgetSegment::Request&);
 p::GetSupportedImageFormats::Reply execute(Call&, const p::GetSupportedImageFormats::Request&);
 p::CreateImage::Reply execute(Call&, const p::CreateImage::Request&);
 void execute(Call&, const p::ReadImage::Request&, Replier later);
-p::WriteImage::Reply execute(Call&, const p::WriteImage::Request&);
+void execute(Call&, const p::WriteImage::Request&, Replier later);
 p::CopyImage::Reply execute(Call&, const p::CopyImage::Request&);
 p::FillImage::Reply execute(Call&, const p::FillImage::Request&);
 p::CopyImageBuffer::Reply execute(Call&, const p::CopyImageBuffer::Request&);
 p::CreateSampler::Reply execute(Call&, const p::CreateSampler::Request&);
 p::CreateSubBuffer::Reply execute(Call&, const p::CreateSubBuffer::Request&);
 void execute(Call&, const p::ReadBufferRect::Request&, Replier later);
-p::WriteBufferRect::Reply execute(Call&, const p::WriteBufferRect::Request&);
+void execute(Call&, const p::WriteBufferRect::Request&, Replier later);
 p::CopyBufferRect::Reply execute(Call&, const p::CopyBufferRect::Request&);
 p::CreateProgramWithBinary::Reply execute(Call&, const p::CreateProgramWithBinary::Request&);
 p::CompileProgram::Reply execute(Call&, const p::CompileProgram::Request&);

@@ -1,6 +1,7 @@
 // Images on the proxy side: creation, supported formats and transfers. Host data of an
 // image travels packed (the client applies the application's pitches), through the same
-// data path as buffer data; each transfer holds its region in memory of its own.
+// data path as buffer data; each transfer holds its region in memory of its own. In-process
+// the native runtime moves the application's memory itself (in_place.hpp).
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "image_format.hpp"
 #include "proxy/executors.hpp"
+#include "proxy/in_place.hpp"
 
 namespace hivecl::proxy {
 
@@ -70,6 +72,28 @@ void deliver(Session& session, const Replier& later, uint64_t host_address, std:
                                 [data] {});
   }
   later.send_status(status);
+}
+
+// clEnqueueReadImage or clEnqueueWriteImage of a request's region, with host memory from `host`
+// on laid out with the host pitches given (0: packed; in_place.hpp).
+template <class Native, class Request>
+auto bind_image(Native native, cl_mem image, const Request& request, void* host, size_t row_pitch, size_t slice_pitch) {
+  return [=, origin = sizes(request.origin), region = sizes(request.region)](
+             cl_command_queue queue, cl_bool blocking, cl_uint wait_count, const cl_event* wait_list, cl_event* event) {
+    return native(queue, image, blocking, origin.data(), region.data(), row_pitch, slice_pitch, host, wait_count,
+                  wait_list, event);
+  };
+}
+
+// In-process the native runtime moves the application's memory itself, with its pitches.
+template <class Native, class Request>
+void image_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem image, const Request& request,
+                    const Replier& status_to) {
+  const InPlace& host = request.in_place;
+  transfer_in_place(call,
+                    bind_image(native, image, request, reinterpret_cast<void*>(request.host_address), host.row_pitch,
+                               host.slice_pitch),
+                    enqueue, request.queue, request.tail.event, host.blocking, nullptr, status_to);
 }
 
 // Keeps `data` until the device is done with it.
@@ -142,19 +166,26 @@ CreateImage::Reply execute(Call& call, const CreateImage::Request& request) {
 }
 
 // The device fills memory of the read's own; the reply comes once the read is enqueued,
-// the data and its status once it has completed.
+// the data and its status once it has completed. In-process the native runtime writes the
+// application's memory itself, with its pitches.
 void execute(Call& call, const ReadImage::Request& request, Replier later) {
   Session& session = call.session;
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_mem image = image_of(session, request.image);
   check_data_path(session, request.host_address);
-  const auto data = std::make_shared<HostBuffer>(region_bytes(image, request.region));
-  const Sizes origin = sizes(request.origin), region = sizes(request.region);
+  check_in_place(session, request.in_place, request.host_address);
+  const uint64_t bytes = region_bytes(image, request.region);
+  session.statistics().count_to_client(bytes);
+  if (request.in_place.used) {
+    image_in_place(call, clEnqueueReadImage, enqueue, image, request, later);
+    later.reply<ReadImage>(CL_SUCCESS);
+    return;
+  }
+  const auto data = std::make_shared<HostBuffer>(bytes);
   cl_event event = nullptr;
-  check(clEnqueueReadImage(enqueue.queue, image, CL_FALSE, origin.data(), region.data(), 0, 0, data->data.get(),
-                           enqueue.wait_count(), enqueue.wait_list(), &event));
+  check(bind_image(clEnqueueReadImage, image, request, data->data.get(), 0, 0)(
+      enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
-  session.statistics().count_to_client(data->size);
   later.reply<ReadImage>(CL_SUCCESS);
   when_complete(event, [&session, later, host_address = request.host_address, data](cl_int status) {
     deliver(session, later, host_address, data, status);
@@ -162,20 +193,28 @@ void execute(Call& call, const ReadImage::Request& request, Replier later) {
   keep_event(call, request.tail.event, event);
 }
 
-WriteImage::Reply execute(Call& call, const WriteImage::Request& request) {
+void execute(Call& call, const WriteImage::Request& request, Replier later) {
+  Session& session = call.session;
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
-  const cl_mem image = image_of(call.session, request.image);
-  check_data_path(call.session, request.host_address);
+  const cl_mem image = image_of(session, request.image);
+  check_data_path(session, request.host_address);
+  check_in_place(session, request.in_place, request.host_address);
   if (request.data_bytes != region_bytes(image, request.region)) throw ClError{CL_INVALID_VALUE};
+  if (request.in_place.used) {
+    call.bulk_consumed = true;
+    session.statistics().count_to_proxy(request.data_bytes);
+    image_in_place(call, clEnqueueWriteImage, enqueue, image, request, later);
+    later.reply<WriteImage>(CL_SUCCESS);
+    return;
+  }
   const auto data = receive_data(call, request.host_address, request.data_bytes);
-  const Sizes origin = sizes(request.origin), region = sizes(request.region);
   cl_event event = nullptr;
-  check(clEnqueueWriteImage(enqueue.queue, image, CL_FALSE, origin.data(), region.data(), 0, 0, data->data.get(),
-                            enqueue.wait_count(), enqueue.wait_list(), &event));
+  check(bind_image(clEnqueueWriteImage, image, request, data->data.get(), 0, 0)(
+      enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
   hold_until_complete(event, data);
   keep_event(call, request.tail.event, event);
-  return {};
+  later.reply<WriteImage>(CL_SUCCESS);
 }
 
 CopyImage::Reply execute(Call& call, const CopyImage::Request& request) {

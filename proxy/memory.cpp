@@ -9,6 +9,7 @@
 
 #include "log.hpp"
 #include "proxy/executors.hpp"
+#include "proxy/in_place.hpp"
 
 namespace hivecl::proxy {
 
@@ -55,6 +56,13 @@ void check_range(cl_mem mem, uint64_t offset, uint64_t size) {
 // A client may name its own memory only on the memory and in-process data paths.
 void check_data_path(Session& session, uint64_t host_address) {
   if (host_address && session.data_path().kind() == transport::DataPath::mpi) throw ClError{CL_INVALID_VALUE};
+}
+
+void check_in_place(Session& session, const InPlace& in_place, uint64_t host_address) {
+  const bool packed = in_place.row_pitch == 0 && in_place.slice_pitch == 0 && !in_place.blocking;
+  const bool allowed = in_place.used ? host_address && session.data_path().kind() == transport::DataPath::in_process
+                                     : packed;
+  if (!allowed) throw ClError{CL_INVALID_VALUE};
 }
 
 std::shared_ptr<HostBuffer> receive_data(Call& call, uint64_t host_address, uint64_t size) {
@@ -129,75 +137,25 @@ std::pair<std::shared_ptr<AttachedSegment>, std::byte*> segment_memory(Call& cal
   return {std::move(segment), memory};
 }
 
-// A blocking transfer in-process from the application's ordinary memory: the application's
-// thread makes the native blocking call itself once the session's lock is free (NVIDIA serves
-// a small blocking read several times faster than a non-blocking one and a wait; from a shared
-// segment's page-locked mapping the blocking call was the slower: docs/FINDINGS.md), then
-// registers its event under the lock, if it has one; a failure of the call is the transfer's
-// status. The queue and the buffer are the application's during its call and are not retained
-// for it (as for clFinish in queue.cpp: a queue's retain and release cost 1.2 µs on NVIDIA, a
-// buffer's 60 ns; releasing one meanwhile is the application's error, as natively).
-template <class Native, class Request>
-void block_in_caller(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, const Request& request,
-                     void* host, const Replier& status_to) {
-  for (cl_event wait : enqueue.waits) clRetainEvent(wait);
-  call.caller_waits->push_back([&session = call.session, sequence = call.sequence, native, enqueue, mem,
-                                queue_id = request.queue, event_id = request.tail.event, offset = request.offset,
-                                size = request.size, host, status_to](std::mutex& session_lock) {
-    cl_event event = nullptr;
-    const cl_int status = native(enqueue.queue, mem, CL_TRUE, offset, size, host, enqueue.wait_count(),
-                                 enqueue.wait_list(), event_wanted(event_id, event));
-    if (event_id != no_object) {
-      std::lock_guard lock(session_lock);
-      Call later_call{.session = session, .sequence = sequence};
-      if (status == CL_SUCCESS) {
-        keep_event(later_call, event_id, event);
-      } else {
-        keep_failed_event(later_call, queue_id, event_id, status);
-      }
-    }
-    for (cl_event wait : enqueue.waits) clReleaseEvent(wait);
-    status_to.send_status(status);
-  });
+// clEnqueueReadBuffer or clEnqueueWriteBuffer bound to a range of a buffer and host memory
+// (in_place.hpp).
+template <class Native>
+auto bind_transfer(Native native, cl_mem mem, uint64_t offset, uint64_t size, void* host) {
+  return [=](cl_command_queue queue, cl_bool blocking, cl_uint wait_count, const cl_event* wait_list,
+             cl_event* event) { return native(queue, mem, blocking, offset, size, host, wait_count, wait_list, event); };
 }
 
-// A non-blocking transfer that reports nothing itself, as natively: no status, and no native event
-// unless the application asked for one (handing each command to the queue's waiter thread only
-// to report an end nobody waits for cost an in-process window of 64 KiB transfers a third of
-// its speed). Nor does it flush: the application's own flush or wait does (a flush each cost
-// such a window a fifth of its speed on NVIDIA). Memory in a shared segment is kept mapped until
-// the device is through with it (AttachedSegment::used_by).
-template <class Native, class Request>
-void transfer_unwatched(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, const Request& request,
-                        void* host, AttachedSegment* segment) {
-  if (segment) segment->used_by(enqueue.queue);
-  cl_event event = nullptr;
-  check(native(enqueue.queue, mem, CL_FALSE, request.offset, request.size, host, enqueue.wait_count(),
-               enqueue.wait_list(), event_wanted(request.tail.event, event)));
-  keep_event(call, request.tail.event, event);
-}
-
-// In-process (transport/in_process.hpp) the native runtime moves the application's memory
-// itself, as natively, without staging; the status after the command's end (on the request's
-// data tag) tells a blocking transfer when to return, and a non-blocking one reports nothing
-// (transfer_unwatched). Memory in a shared segment (a mapped CL_MEM_ALLOC_HOST_PTR buffer)
+// In-process a buffer's transfer is made by the native runtime from or into the application's
+// memory (in_place.hpp). Memory in a shared segment (a mapped CL_MEM_ALLOC_HOST_PTR buffer)
 // goes through the segment's page-locked mapping.
 template <class Native, class Request>
-void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, const Request& request,
-                       const Replier& status_to) {
+void buffer_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, const Request& request,
+                     const Replier& status_to) {
   std::shared_ptr<AttachedSegment> segment;
   void* host = reinterpret_cast<void*>(request.host_address);
   if (request.shared.segment) std::tie(segment, host) = segment_memory(call, enqueue, request.shared, request.size);
-  if (!request.blocking) return transfer_unwatched(call, native, enqueue, mem, request, host, segment.get());
-  if (call.caller_waits && !segment) return block_in_caller(call, native, enqueue, mem, request, host, status_to);
-  cl_event event = nullptr;
-  check(native(enqueue.queue, mem, CL_FALSE, request.offset, request.size, host, enqueue.wait_count(),
-               enqueue.wait_list(), &event));
-  // The caller's own wait flushes (clWaitForEvents); a completion thread's does not. An
-  // explicit flush cost 1.2 µs on NVIDIA.
-  if (!call.caller_waits) clFlush(enqueue.queue);
-  when_complete(call, event, [status_to, segment](cl_int status) { status_to.send_status(status); });
-  keep_event(call, request.tail.event, event);
+  transfer_in_place(call, bind_transfer(native, mem, request.offset, request.size, host), enqueue, request.queue,
+                    request.tail.event, request.blocking, std::move(segment), status_to);
 }
 
 // In-process, a non-blocking write from memory that the client frees once the call returns
@@ -393,7 +351,7 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) 
   check_data_path(session, request.host_address);
   session.statistics().count_to_client(request.size);
   if (in_process(session)) {
-    transfer_in_place(call, clEnqueueReadBuffer, enqueue, mem, request, later);
+    buffer_in_place(call, clEnqueueReadBuffer, enqueue, mem, request, later);
     confirm(request, later);
     return;
   }
@@ -405,7 +363,8 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) 
   }
   if (reported_together(request)) {  // its status goes with those of the reads after it
     auto [segment, memory] = segment_memory(call, enqueue, request.shared, request.size);
-    transfer_unwatched(call, clEnqueueReadBuffer, enqueue, mem, request, memory, segment.get());
+    transfer_unwatched(call, bind_transfer(clEnqueueReadBuffer, mem, request.offset, request.size, memory), enqueue,
+                       request.tail.event, segment.get());
     session.read_reports().add(enqueue.queue, call.sequence, std::move(segment));
     return;
   }
@@ -462,7 +421,7 @@ void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later
     if (request.transient && !request.blocking && !request.shared.segment) {
       write_copy_in_place(call, enqueue, mem, request);
     } else {
-      transfer_in_place(call, clEnqueueWriteBuffer, enqueue, mem, request, later);
+      buffer_in_place(call, clEnqueueWriteBuffer, enqueue, mem, request, later);
     }
     later.reply<WriteBuffer>(CL_SUCCESS);
     return;
@@ -473,7 +432,8 @@ void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later
   } else if (answered_only_on_failure<WriteBuffer>(request)) {
     call.bulk_consumed = true;
     const auto [segment, memory] = segment_memory(call, enqueue, request.shared, request.size);
-    transfer_unwatched(call, clEnqueueWriteBuffer, enqueue, mem, request, memory, segment.get());
+    transfer_unwatched(call, bind_transfer(clEnqueueWriteBuffer, mem, request.offset, request.size, memory), enqueue,
+                       request.tail.event, segment.get());
     return;
   } else if (request.shared.segment) {
     call.bulk_consumed = true;
@@ -585,50 +545,91 @@ struct RectCommand {
   uint64_t packed_bytes;  // of the box
 };
 
-RectCommand prepare_rect(Call& call, const RectTransfer& request) {
+template <class Request>
+RectCommand prepare_rect(Call& call, const Request& request) {
   RectCommand command{prepare_enqueue(call, request.queue, request.tail), call.session.get<cl_mem>(request.mem), 0};
   check_data_path(call.session, request.host_address);
+  check_in_place(call.session, request.in_place, request.host_address);
   command.packed_bytes = packed_bytes(call.session, request.box);
   return command;
+}
+
+// clEnqueueReadBufferRect or clEnqueueWriteBufferRect of a box of a buffer, with host memory
+// from `host` on laid out with the host pitches given (in_place.hpp).
+template <class Native>
+auto bind_rect(Native native, cl_mem mem, const BufferBox& box, void* host, size_t host_row_pitch,
+               size_t host_slice_pitch) {
+  const std::array<size_t, 3> origin{box.origin[0], box.origin[1], box.origin[2]};
+  const std::array<size_t, 3> region{box.region[0], box.region[1], box.region[2]};
+  return [=, row_pitch = box.row_pitch, slice_pitch = box.slice_pitch](
+             cl_command_queue queue, cl_bool blocking, cl_uint wait_count, const cl_event* wait_list, cl_event* event) {
+    constexpr size_t host_origin[3] = {0, 0, 0};
+    return native(queue, mem, blocking, origin.data(), host_origin, region.data(), row_pitch, slice_pitch,
+                  host_row_pitch, host_slice_pitch, host, wait_count, wait_list, event);
+  };
+}
+
+// The native call with packed host memory of the proxy's own.
+template <class Native>
+auto bind_packed_rect(Native native, cl_mem mem, const BufferBox& box, std::byte* data) {
+  return bind_rect(native, mem, box, data, box.region[0], box.region[0] * box.region[1]);
+}
+
+// In-process the native runtime moves the application's memory itself, with its pitches.
+template <class Native, class Request>
+void rect_in_place(Call& call, Native native, const RectCommand& command, const Request& request,
+                   const Replier& status_to) {
+  const InPlace& host = request.in_place;
+  transfer_in_place(call,
+                    bind_rect(native, command.mem, request.box, reinterpret_cast<void*>(request.host_address),
+                              host.row_pitch, host.slice_pitch),
+                    command.enqueue, request.queue, request.tail.event, host.blocking, nullptr, status_to);
 }
 
 }  // namespace
 
 // The packed data arrives whole into host memory of its own, which the native command reads
-// with the packed pitches; it is freed when the command completes.
-WriteBufferRect::Reply execute(Call& call, const WriteBufferRect::Request& request) {
+// with the packed pitches; it is freed when the command completes. In-process the native
+// runtime reads the application's memory itself.
+void execute(Call& call, const WriteBufferRect::Request& request, Replier later) {
   const RectCommand command = prepare_rect(call, request);
+  if (request.in_place.used) {
+    call.bulk_consumed = true;
+    call.session.statistics().count_to_proxy(command.packed_bytes);
+    rect_in_place(call, clEnqueueWriteBufferRect, command, request, later);
+    later.reply<WriteBufferRect>(CL_SUCCESS);
+    return;
+  }
   const std::shared_ptr<HostBuffer> data = receive_data(call, request.host_address, command.packed_bytes);
-  const auto& region = request.box.region;
-  const size_t host_origin[3] = {0, 0, 0};
   cl_event event = nullptr;
   const Enqueue& enqueue = command.enqueue;
-  check(clEnqueueWriteBufferRect(enqueue.queue, command.mem, CL_FALSE, sizes(request.box.origin), host_origin,
-                                 sizes(region), request.box.row_pitch, request.box.slice_pitch, region[0],
-                                 region[0] * region[1], data->data.get(), enqueue.wait_count(), enqueue.wait_list(),
-                                 &event));
+  check(bind_packed_rect(clEnqueueWriteBufferRect, command.mem, request.box, data->data.get())(
+      enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
   when_complete(event, [data](cl_int) {});  // holds the data until the device has read it
   keep_event(call, request.tail.event, event);
-  return {};
+  later.reply<WriteBufferRect>(CL_SUCCESS);
 }
 
 // The device fills host memory of its own with the packed box; once it has, the data goes to
-// the client chunk by chunk, then the read's status.
+// the client chunk by chunk, then the read's status. In-process the native runtime writes the
+// application's memory itself.
 void execute(Call& call, const ReadBufferRect::Request& request, Replier later) {
   Session& session = call.session;
   const RectCommand command = prepare_rect(call, request);
+  session.statistics().count_to_client(command.packed_bytes);
+  if (request.in_place.used) {
+    rect_in_place(call, clEnqueueReadBufferRect, command, request, later);
+    later.reply<ReadBufferRect>(CL_SUCCESS);
+    return;
+  }
   const Enqueue& enqueue = command.enqueue;
   const auto data = std::make_shared<HostBuffer>(command.packed_bytes);
-  const auto& region = request.box.region;
-  const size_t host_origin[3] = {0, 0, 0};
   cl_event event = nullptr;
-  check(clEnqueueReadBufferRect(enqueue.queue, command.mem, CL_FALSE, sizes(request.box.origin), host_origin, sizes(region),
-                                request.box.row_pitch, request.box.slice_pitch, region[0], region[0] * region[1],
-                                data->data.get(), enqueue.wait_count(), enqueue.wait_list(), &event));
+  check(bind_packed_rect(clEnqueueReadBufferRect, command.mem, request.box, data->data.get())(
+      enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
   later.reply<ReadBufferRect>(CL_SUCCESS);
-  session.statistics().count_to_client(data->size);
   DataPath& path = session.data_path();
   const uint64_t address = request.host_address;
   const size_t chunk = session.chunk_bytes();

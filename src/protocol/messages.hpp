@@ -16,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 18;
+inline constexpr uint32_t protocol_version = 19;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -360,27 +360,41 @@ struct BufferBox {
   uint64_t packed_bytes() const { return valid() ? region[0] * region[1] * region[2] : 0; }
 };
 
+// In-process only (a rectangular or image transfer): the application's memory at host_address
+// is laid out with its own pitches, as the application gives them to the native call, and the
+// native runtime reads or writes it there itself, as natively. Otherwise the host data is packed.
+struct InPlace {
+  bool used = false;
+  uint64_t row_pitch = 0;
+  uint64_t slice_pitch = 0;
+  bool blocking = false;  // the client waits for the command's end right away
+  HIVECL_FIELDS(used, row_pitch, slice_pitch, blocking)
+};
+
 // A rectangular read or write: the packed data follows the request (writes) or the reply,
-// once the device has produced it, then the status (reads).
+// once the device has produced it, then the status (reads). The direction of the data makes
+// the read's and the write's requests two types, each with its executor.
+template <Bulk direction>
 struct RectTransfer {
   ObjectId queue = no_object;
   ObjectId mem = no_object;
   BufferBox box;
   EnqueueTail tail;
   uint64_t host_address = 0;  // the memory data path: the client's packed copy; 0: over MPI
-  HIVECL_FIELDS(queue, mem, box, tail, host_address)
+  InPlace in_place;
+  HIVECL_FIELDS(queue, mem, box, tail, host_address, in_place)
   uint64_t bulk_bytes() const { return host_address ? 0 : box.packed_bytes(); }
 };
 
 struct ReadBufferRect {
   HIVECL_MESSAGE(ReadBufferRect, true, Bulk::from_proxy)
-  using Request = RectTransfer;
+  using Request = RectTransfer<Bulk::from_proxy>;
   using Reply = Empty;
 };
 
 struct WriteBufferRect {
   HIVECL_MESSAGE(WriteBufferRect, true, Bulk::to_proxy)
-  using Request = RectTransfer;
+  using Request = RectTransfer<Bulk::to_proxy>;
   using Reply = Empty;
 };
 
@@ -858,7 +872,8 @@ struct ReadImage {
     Coordinates region;
     EnqueueTail tail;
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
-    HIVECL_FIELDS(queue, image, origin, region, tail, host_address)
+    InPlace in_place;
+    HIVECL_FIELDS(queue, image, origin, region, tail, host_address, in_place)
   };
   using Reply = Empty;
 };
@@ -873,7 +888,8 @@ struct WriteImage {
     EnqueueTail tail;
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
     uint64_t data_bytes = 0;    // the region's pixels, packed
-    HIVECL_FIELDS(queue, image, origin, region, tail, host_address, data_bytes)
+    InPlace in_place;
+    HIVECL_FIELDS(queue, image, origin, region, tail, host_address, data_bytes, in_place)
     uint64_t bulk_bytes() const { return host_address ? 0 : data_bytes; }
   };
   using Reply = Empty;

@@ -3,7 +3,9 @@
 // single blocking transfers. Host memory ordinary (malloc) and page-locked (a mapped
 // CL_MEM_ALLOC_HOST_PTR buffer of the side's own context). Each case name ends with
 // HiveCL's data path ([memory] or [mpi], from CL_DEVICE_DATA_PATH_HIVECL) and the transfer
-// settings given in the environment (HIVECL_STAGING_SLOTS=1: no pipeline).
+// settings given in the environment (HIVECL_STAGING_SLOTS=1: no pipeline). At the largest size
+// also: making a buffer from host data, rectangular transfers of half of every host row, and
+// (where the device has images) transfers of a whole 2D image.
 //   HIVECL_BENCH_MIN_BYTES / HIVECL_BENCH_MAX_BYTES  sizes, powers of 4 apart (64 KiB .. 16 MiB)
 //   HIVECL_BENCH_WINDOW         transfers per window (32); fewer where size * window > 1 GiB
 #include <CL/cl.h>
@@ -29,7 +31,28 @@ struct Fixture {
   cl_mem pinned_buffer = nullptr;
   void* pinned = nullptr;
   std::vector<char> ordinary;
+  cl_mem image = nullptr;  // RGBA8, rows of image_row_bytes; null without image support
 };
+
+constexpr size_t image_row_bytes = 4096;
+constexpr size_t rect_row_bytes = 4096;  // host rows; a rectangle moves the first half of each
+
+cl_mem make_image(const Side& side, size_t bytes) {
+  cl_bool images = CL_FALSE;
+  clGetDeviceInfo(side.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
+  size_t max_height = 0;
+  clGetDeviceInfo(side.device, CL_DEVICE_IMAGE2D_MAX_HEIGHT, sizeof max_height, &max_height, nullptr);
+  if (!images || bytes / image_row_bytes > max_height) return nullptr;
+  const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = image_row_bytes / 4;
+  desc.image_height = bytes / image_row_bytes;
+  cl_int status = CL_SUCCESS;
+  const cl_mem image = clCreateImage(side.context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &status);
+  check(status, "clCreateImage");
+  return image;
+}
 
 Fixture make_fixture(const Side& side, size_t bytes) {
   Fixture fixture;
@@ -46,6 +69,7 @@ Fixture make_fixture(const Side& side, size_t bytes) {
   check(clEnqueueWriteBuffer(side.queue, fixture.device, CL_TRUE, 0, bytes, fixture.ordinary.data(), 0, nullptr,
                              nullptr),
         "clEnqueueWriteBuffer");
+  fixture.image = make_image(side, bytes);
   return fixture;
 }
 
@@ -90,6 +114,42 @@ double creation_rate(const Side& side, const Fixture& fixture, size_t bytes) {
   return rate;
 }
 
+// GB/s of `count` rectangular transfers of half of every row of `bytes` of ordinary host memory
+// (rows of rect_row_bytes) to or from the buffer's start, packed, non-blocking then clFinish.
+double rect_rate(const Side& side, const Fixture& fixture, bool writes, size_t bytes, size_t count) {
+  const size_t origin[3] = {0, 0, 0};
+  const size_t region[3] = {rect_row_bytes / 2, bytes / rect_row_bytes, 1};
+  char* host = const_cast<char*>(fixture.ordinary.data());
+  const auto start = Clock::now();
+  for (size_t i = 0; i < count; ++i) {
+    check(writes ? clEnqueueWriteBufferRect(side.queue, fixture.device, CL_FALSE, origin, origin, region, 0, 0,
+                                            rect_row_bytes, 0, host, 0, nullptr, nullptr)
+                 : clEnqueueReadBufferRect(side.queue, fixture.device, CL_FALSE, origin, origin, region, 0, 0,
+                                           rect_row_bytes, 0, host, 0, nullptr, nullptr),
+          writes ? "clEnqueueWriteBufferRect" : "clEnqueueReadBufferRect");
+  }
+  check(clFinish(side.queue), "clFinish");
+  return static_cast<double>(region[0] * region[1]) * static_cast<double>(count) / seconds_since(start) / 1e9;
+}
+
+// GB/s of `count` transfers of the whole image from or to packed ordinary host memory,
+// non-blocking then clFinish.
+double image_rate(const Side& side, const Fixture& fixture, bool writes, size_t bytes, size_t count) {
+  const size_t origin[3] = {0, 0, 0};
+  const size_t region[3] = {image_row_bytes / 4, bytes / image_row_bytes, 1};
+  char* host = const_cast<char*>(fixture.ordinary.data());
+  const auto start = Clock::now();
+  for (size_t i = 0; i < count; ++i) {
+    check(writes ? clEnqueueWriteImage(side.queue, fixture.image, CL_FALSE, origin, region, 0, 0, host, 0, nullptr,
+                                       nullptr)
+                 : clEnqueueReadImage(side.queue, fixture.image, CL_FALSE, origin, region, 0, 0, host, 0, nullptr,
+                                      nullptr),
+          writes ? "clEnqueueWriteImage" : "clEnqueueReadImage");
+  }
+  check(clFinish(side.queue), "clFinish");
+  return static_cast<double>(bytes) * static_cast<double>(count) / seconds_since(start) / 1e9;
+}
+
 }  // namespace
 
 int main() {
@@ -99,6 +159,7 @@ int main() {
   SideBySide bench("transfers");
   const Fixture native = make_fixture(bench.native, max_bytes);
   const Fixture hivecl = make_fixture(bench.hivecl, max_bytes);
+  const auto fixture_of = [&](const Side& side) -> const Fixture& { return &side == &bench.native ? native : hivecl; };
   const std::string path = path_label(bench.hivecl);
   std::printf("HiveCL data path: %s\n", path.c_str());
   for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
@@ -111,16 +172,26 @@ int main() {
           const std::string name =
               what + (blocking ? ", blocking " : ", x" + std::to_string(count) + " ") + path;
           bench.compare(name, "GB/s", bytes, [&](Side& side) {
-            const Fixture& fixture = &side == &bench.native ? native : hivecl;
-            return transfer_rate(side, fixture, writes, pinned, bytes, blocking ? 1 : count, blocking);
+            return transfer_rate(side, fixture_of(side), writes, pinned, bytes, blocking ? 1 : count, blocking);
           });
         }
       }
     }
   }
   bench.compare("create " + size_name(max_bytes) + " from malloc memory " + path, "GB/s", max_bytes, [&](Side& side) {
-    return creation_rate(side, &side == &bench.native ? native : hivecl, max_bytes);
+    return creation_rate(side, fixture_of(side), max_bytes);
   });
+  const size_t count = std::clamp<size_t>(window_bytes_cap / max_bytes, 1, window);
+  for (const bool writes : {true, false}) {
+    const std::string what = writes ? "write " : "read ";
+    bench.compare(what + "rect " + size_name(max_bytes / 2) + ", half of every " + size_name(rect_row_bytes) +
+                      " row, malloc, x" + std::to_string(count) + " " + path,
+                  "GB/s", max_bytes / 2,
+                  [&](Side& side) { return rect_rate(side, fixture_of(side), writes, max_bytes, count); });
+    if (!native.image || !hivecl.image) continue;
+    bench.compare(what + "image " + size_name(max_bytes) + ", malloc, x" + std::to_string(count) + " " + path, "GB/s",
+                  max_bytes, [&](Side& side) { return image_rate(side, fixture_of(side), writes, max_bytes, count); });
+  }
   std::printf("ratio: the fraction of native bandwidth HiveCL reaches\n");
   return 0;
 }

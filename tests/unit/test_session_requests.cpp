@@ -9,8 +9,12 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
+
+#include <unistd.h>
 
 #include "catch.hpp"
+#include "proxy/data_path.hpp"
 #include "proxy/server.hpp"
 #include "proxy/session.hpp"
 
@@ -92,4 +96,79 @@ TEST_CASE("A buffer's initial data named by address is refused off the memory pa
     CHECK(session.usage().objects() == 2);  // the context and the plain buffer
     session.deliver(frame_of<Goodbye>(5, {}));
   }  // the session's worker is joined, its objects released
+}
+
+TEST_CASE("Rectangular and image transfers in the application's memory are refused off the in-process path, "
+          "and the session serves on", "[session][bad-input]") {
+  const Config config;
+  auto devices = proxy::find_native_devices(config);
+  REQUIRE(!devices.empty());
+  proxy::Server server(config, std::move(devices));
+  auto link = std::make_shared<RecordingLink>();
+  {
+    proxy::Session session(1, link, server);  // its data path is MPI until a Hello says otherwise
+    session.set_greeted("test", 0);
+    session.start();
+    constexpr ObjectId context = first_session_id, queue = context + 1, buffer = context + 2, image = context + 3;
+    session.deliver(frame_of<CreateContext>(1, {.id = context, .devices = {1}}));
+    session.deliver(frame_of<CreateCommandQueue>(2, {.id = queue, .context = context, .device = 1}));
+    session.deliver(frame_of<CreateBuffer>(3, {.id = buffer, .context = context, .flags = CL_MEM_READ_WRITE,
+                                               .size = 4096}));
+    session.deliver(frame_of<CreateImage>(
+        4, {.id = image, .context = context, .flags = CL_MEM_READ_WRITE,
+            .format = {CL_RGBA, CL_UNSIGNED_INT8}, .shape = {.type = CL_MEM_OBJECT_IMAGE2D, .width = 16, .height = 16}}));
+    const BufferBox box{.origin = {0, 0, 0}, .region = {64, 4, 1}, .row_pitch = 64, .slice_pitch = 256};
+    // The address alone would be refused on this path as for any transfer (check_data_path).
+    const InPlace forged{.used = true, .row_pitch = 128, .slice_pitch = 512, .blocking = true};
+    const InPlace pitches_alone{.row_pitch = 128};
+    const Coordinates origin{0, 0, 0}, region{16, 16, 1};
+    session.deliver(frame_of<ReadBufferRect>(
+        5, {.queue = queue, .mem = buffer, .box = box, .in_place = forged}));
+    session.deliver(frame_of<WriteBufferRect>(
+        6, {.queue = queue, .mem = buffer, .box = box, .in_place = forged}));
+    session.deliver(frame_of<ReadImage>(7, {.queue = queue, .image = image, .origin = origin, .region = region,
+                                            .in_place = forged}));
+    session.deliver(frame_of<WriteImage>(8, {.queue = queue, .image = image, .origin = origin, .region = region,
+                                             .data_bytes = 1024, .in_place = forged}));
+    session.deliver(frame_of<ReadBufferRect>(9, {.queue = queue, .mem = buffer, .box = box,
+                                                 .in_place = pitches_alone}));
+    session.deliver(frame_of<ReadImage>(10, {.queue = queue, .image = image, .origin = origin, .region = region,
+                                             .in_place = pitches_alone}));
+    session.deliver(frame_of<Finish>(11, {.queue = queue}));
+    for (uint64_t sequence = 1; sequence <= 4; ++sequence) CHECK(link->status_of(sequence) == CL_SUCCESS);
+    for (uint64_t sequence = 5; sequence <= 10; ++sequence) CHECK(link->status_of(sequence) == CL_INVALID_VALUE);
+    CHECK(link->status_of(11) == CL_SUCCESS);
+    session.deliver(frame_of<Goodbye>(12, {}));
+  }
+}
+
+TEST_CASE("On the memory data path, a rectangular transfer in the client's memory with its pitches is refused",
+          "[session][bad-input]") {
+  const Config config;
+  auto devices = proxy::find_native_devices(config);
+  REQUIRE(!devices.empty());
+  proxy::Server server(config, std::move(devices));
+  auto link = std::make_shared<RecordingLink>();
+  std::vector<std::byte> host(1024);  // this process plays the client: its memory is reachable
+  {
+    proxy::Session session(1, link, server);
+    session.set_greeted("test", ::getpid());
+    session.set_data_path(
+        std::make_unique<proxy::MemoryDataPath>(transport::PeerMemory(::getpid(), proxy::copy_team(1))));
+    session.start();
+    constexpr ObjectId context = first_session_id, queue = context + 1, buffer = context + 2;
+    session.deliver(frame_of<CreateContext>(1, {.id = context, .devices = {1}}));
+    session.deliver(frame_of<CreateCommandQueue>(2, {.id = queue, .context = context, .device = 1}));
+    session.deliver(frame_of<CreateBuffer>(3, {.id = buffer, .context = context, .flags = CL_MEM_READ_WRITE,
+                                               .size = 4096}));
+    const BufferBox box{.origin = {0, 0, 0}, .region = {64, 4, 1}, .row_pitch = 64, .slice_pitch = 256};
+    const uint64_t address = reinterpret_cast<uint64_t>(host.data());
+    session.deliver(frame_of<ReadBufferRect>(4, {.queue = queue, .mem = buffer, .box = box, .host_address = address,
+                                                 .in_place = {.used = true, .row_pitch = 128, .blocking = true}}));
+    session.deliver(frame_of<Finish>(5, {.queue = queue}));
+    for (uint64_t sequence = 1; sequence <= 3; ++sequence) CHECK(link->status_of(sequence) == CL_SUCCESS);
+    CHECK(link->status_of(4) == CL_INVALID_VALUE);
+    CHECK(link->status_of(5) == CL_SUCCESS);
+    session.deliver(frame_of<Goodbye>(6, {}));
+  }
 }

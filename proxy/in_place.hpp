@@ -1,0 +1,85 @@
+// Transfers in which the native runtime moves the application's memory itself, as natively:
+// in-process (transport/in_process.hpp) always, through a proxy of this node from a shared
+// segment. A transfer is given bound to its memory object, host memory and range, as a
+// callable `cl_int(cl_command_queue, cl_bool blocking, cl_uint wait_count,
+// const cl_event* wait_list, cl_event* event)`; the buffer, rectangle and image families each
+// bind their own native call.
+#pragma once
+
+#include <memory>
+
+#include "proxy/executors.hpp"
+#include "proxy/shared_segments.hpp"
+
+namespace hivecl::proxy {
+
+// A blocking transfer in-process from the application's ordinary memory: the application's
+// thread makes the native blocking call itself once the session's lock is free (NVIDIA serves
+// a small blocking read several times faster than a non-blocking one and a wait; from a shared
+// segment's page-locked mapping the blocking call was the slower: docs/FINDINGS.md), then
+// registers its event under the lock, if it has one; a failure of the call is the transfer's
+// status. The queue and the memory object are the application's during its call and are not
+// retained for it (as for clFinish in queue.cpp: a queue's retain and release cost 1.2 µs on
+// NVIDIA, a buffer's 60 ns; releasing one meanwhile is the application's error, as natively).
+template <class Native>
+void block_in_caller(Call& call, Native native, const Enqueue& enqueue, protocol::ObjectId queue_id,
+                     protocol::ObjectId event_id, const Replier& status_to) {
+  for (cl_event wait : enqueue.waits) clRetainEvent(wait);
+  call.caller_waits->push_back([&session = call.session, sequence = call.sequence, native, enqueue, queue_id,
+                                event_id, status_to](std::mutex& session_lock) {
+    cl_event event = nullptr;
+    const cl_int status =
+        native(enqueue.queue, CL_TRUE, enqueue.wait_count(), enqueue.wait_list(), event_wanted(event_id, event));
+    if (event_id != protocol::no_object) {
+      std::lock_guard lock(session_lock);
+      Call later_call{.session = session, .sequence = sequence};
+      if (status == CL_SUCCESS) {
+        keep_event(later_call, event_id, event);
+      } else {
+        keep_failed_event(later_call, queue_id, event_id, status);
+      }
+    }
+    for (cl_event wait : enqueue.waits) clReleaseEvent(wait);
+    status_to.send_status(status);
+  });
+}
+
+// A non-blocking transfer that reports nothing itself, as natively: no status, and no native event
+// unless the application asked for one (handing each command to the queue's waiter thread only
+// to report an end nobody waits for cost an in-process window of 64 KiB transfers a third of
+// its speed). Nor does it flush: the application's own flush or wait does (a flush each cost
+// such a window a fifth of its speed on NVIDIA). Memory in a shared segment is kept mapped until
+// the device is through with it (AttachedSegment::used_by).
+template <class Native>
+void transfer_unwatched(Call& call, Native native, const Enqueue& enqueue, protocol::ObjectId event_id,
+                        AttachedSegment* segment) {
+  if (segment) segment->used_by(enqueue.queue);
+  cl_event event = nullptr;
+  check(native(enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), event_wanted(event_id, event)));
+  keep_event(call, event_id, event);
+}
+
+// In-process the native runtime moves the application's memory itself, without staging; the
+// status after the command's end (on the request's data tag) tells a blocking transfer when to
+// return, and a non-blocking one reports nothing (transfer_unwatched). `segment`: the shared
+// segment whose page-locked mapping the transfer uses, if any.
+template <class Native>
+void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, protocol::ObjectId queue_id,
+                       protocol::ObjectId event_id, bool blocking, std::shared_ptr<AttachedSegment> segment,
+                       const Replier& status_to) {
+  if (!blocking) return transfer_unwatched(call, native, enqueue, event_id, segment.get());
+  if (call.caller_waits && !segment) return block_in_caller(call, native, enqueue, queue_id, event_id, status_to);
+  cl_event event = nullptr;
+  check(native(enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), &event));
+  // The caller's own wait flushes (clWaitForEvents); a completion thread's does not. An
+  // explicit flush cost 1.2 µs on NVIDIA.
+  if (!call.caller_waits) clFlush(enqueue.queue);
+  when_complete(call, event, [status_to, segment](cl_int status) { status_to.send_status(status); });
+  keep_event(call, event_id, event);
+}
+
+// CL_INVALID_VALUE for host memory in place off the in-process path or without an address, or
+// for pitches or blocking given without it (over MPI or through a proxy host data travels packed).
+void check_in_place(Session& session, const protocol::InPlace& in_place, uint64_t host_address);
+
+}  // namespace hivecl::proxy
