@@ -129,7 +129,11 @@ constexpr auto stall_timeout = std::chrono::milliseconds(100);
 
 StagingRing::Slot StagingRing::acquire() {
   std::unique_lock lock(mutex_);
-  if (!freed_.wait_for(lock, stall_timeout, [&] { return !free_.empty(); })) {
+  // Once stalled, until a slot comes back: a write of many chunks behind a user event would
+  // otherwise wait the timeout for each of them.
+  const bool waits = !stalled_ || !free_.empty();
+  if (!waits || !freed_.wait_for(lock, stall_timeout, [&] { return !free_.empty(); })) {
+    stalled_ = true;
     if (!std::exchange(warned_, true))
       log::info("staging: the device made no progress for ", stall_timeout.count(),
                 " ms with every slot busy (a user event?); chunks use memory of their own meanwhile");
@@ -154,6 +158,7 @@ void StagingRing::release(const Slot& slot) {
   if (slot.overflow) return;  // freed with the last copy of the slot
   std::lock_guard lock(mutex_);  // notified under the lock: the destructor may run right after
   free_.push_back(slot.index);
+  stalled_ = false;
   freed_.notify_all();
 }
 

@@ -73,6 +73,7 @@ class StagingRing {
   std::condition_variable freed_;
   std::vector<size_t> free_;
   size_t count_;
+  bool stalled_ = false;  // an acquire found no slot within the stall timeout, and none came back since
   bool warned_ = false;
 };
 
