@@ -1,7 +1,8 @@
 // Images on the proxy side: creation, supported formats and transfers. Host data of an
 // image travels packed (the client applies the application's pitches), through the same
-// data path as buffer data; each transfer holds its region in memory of its own. In-process
-// the native runtime moves the application's memory itself (in_place.hpp).
+// data path as buffer data: on the memory path through the staging ring (staged.hpp), over MPI
+// in memory of the transfer's own. In-process the native runtime moves the application's
+// memory itself (in_place.hpp).
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "image_format.hpp"
 #include "proxy/executors.hpp"
 #include "proxy/in_place.hpp"
+#include "proxy/staged.hpp"
 
 namespace hivecl::proxy {
 
@@ -83,6 +85,19 @@ auto bind_image(Native native, cl_mem image, const Request& request, void* host,
     return native(queue, image, blocking, origin.data(), region.data(), row_pitch, slice_pitch, host, wait_count,
                   wait_list, event);
   };
+}
+
+// A region of an image through the staging ring (staged.hpp), each piece a region of its own.
+template <class Native, class Request>
+StagedTransfer staged_image(Native native, cl_mem image, const Request& request) {
+  return {.region = sizes(request.region), .element = image_info<size_t>(image, CL_IMAGE_ELEMENT_SIZE),
+          .host_address = request.host_address,
+          .enqueue = [native, image, origin = sizes(request.origin)](const Enqueue& enqueue, const BoxPiece& piece,
+                                                                     std::byte* data, cl_event* event) {
+            const size_t at[3] = {origin[0] + piece.origin[0], origin[1] + piece.origin[1], origin[2] + piece.origin[2]};
+            return native(enqueue.queue, image, CL_FALSE, at, piece.region.data(), 0, 0, data, enqueue.wait_count(),
+                          enqueue.wait_list(), event);
+          }};
 }
 
 // In-process the native runtime moves the application's memory itself, with its pitches.
@@ -165,9 +180,10 @@ CreateImage::Reply execute(Call& call, const CreateImage::Request& request) {
   return {};
 }
 
-// The device fills memory of the read's own; the reply comes once the read is enqueued,
-// the data and its status once it has completed. In-process the native runtime writes the
-// application's memory itself, with its pitches.
+// On the memory data path the device fills staging slots piece by piece, each going to the
+// client once filled; over MPI it fills memory of the read's own, which goes once the read has
+// completed. The reply comes once the read is enqueued, the status after the data. In-process
+// the native runtime writes the application's memory itself, with its pitches.
 void execute(Call& call, const ReadImage::Request& request, Replier later) {
   Session& session = call.session;
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
@@ -181,6 +197,9 @@ void execute(Call& call, const ReadImage::Request& request, Replier later) {
     later.reply<ReadImage>(CL_SUCCESS);
     return;
   }
+  if (session.data_path().kind() == transport::DataPath::memory)
+    return read_staged(call, enqueue, staged_image(clEnqueueReadImage, image, request), later,
+                       [&] { later.reply<ReadImage>(CL_SUCCESS); }, request.tail.event);
   const auto data = std::make_shared<HostBuffer>(bytes);
   cl_event event = nullptr;
   check(bind_image(clEnqueueReadImage, image, request, data->data.get(), 0, 0)(
@@ -204,6 +223,12 @@ void execute(Call& call, const WriteImage::Request& request, Replier later) {
     call.bulk_consumed = true;
     session.statistics().count_to_proxy(request.data_bytes);
     image_in_place(call, clEnqueueWriteImage, enqueue, image, request, later);
+    later.reply<WriteImage>(CL_SUCCESS);
+    return;
+  }
+  if (session.data_path().kind() == transport::DataPath::memory) {
+    session.statistics().count_to_proxy(request.data_bytes);
+    keep_event(call, request.tail.event, write_staged(call, enqueue, staged_image(clEnqueueWriteImage, image, request)));
     later.reply<WriteImage>(CL_SUCCESS);
     return;
   }

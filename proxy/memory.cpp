@@ -2,14 +2,12 @@
 #include <CL/cl.h>
 
 #include <algorithm>
-#include <deque>
-#include <map>
 #include <mutex>
 #include <tuple>
 
-#include "log.hpp"
 #include "proxy/executors.hpp"
 #include "proxy/in_place.hpp"
+#include "proxy/staged.hpp"
 
 namespace hivecl::proxy {
 
@@ -171,144 +169,16 @@ void write_copy_in_place(Call& call, const Enqueue& enqueue, cl_mem mem, const W
   keep_event(call, request.tail.event, event);
 }
 
-// The event of a command made of several chunk commands: a marker after all of them
-// (the only one when there is one). Consumes the chunk events.
-cl_event command_event(cl_command_queue queue, std::vector<cl_event>& chunks) {
-  if (chunks.size() == 1) return chunks.front();
-  cl_event event = nullptr;
-  const cl_int status =
-      clEnqueueMarkerWithWaitList(queue, static_cast<cl_uint>(chunks.size()), chunks.data(), &event);
-  for (cl_event chunk : chunks) clReleaseEvent(chunk);
-  check(status);
-  return event;
+// A range of a buffer through the staging ring (staged.hpp): one row of bytes.
+template <class Native>
+StagedTransfer staged_range(Native native, cl_mem mem, uint64_t offset, uint64_t size, uint64_t host_address) {
+  return {.region = {size, 1, 1}, .element = 1, .host_address = host_address,
+          .enqueue = [native, mem, offset](const Enqueue& enqueue, const BoxPiece& piece, std::byte* data,
+                                           cl_event* event) {
+            return native(enqueue.queue, mem, CL_FALSE, offset + piece.origin[0], piece.bytes, data,
+                          enqueue.wait_count(), enqueue.wait_list(), event);
+          }};
 }
-
-// One chunk of a write on its way into a staging slot.
-struct Arriving {
-  uint64_t offset;
-  size_t size;
-  StagingRing::Slot slot;
-  std::shared_ptr<transport::Completion> arrived;
-};
-
-// A write's data, chunk by chunk through the staging ring: while chunk i goes to the
-// device, chunk i+1 arrives (on the MPI path, every free slot has a chunk on its way).
-// Every chunk is taken even after a failure, so the data stream stays in step.
-class WritePipeline {
- public:
-  WritePipeline(Call& call, const WriteBuffer::Request& request, const Enqueue& enqueue, cl_mem mem)
-      : call_(call), request_(request), enqueue_(enqueue), mem_(mem),
-        ring_(staging_of(call.session, enqueue.queue)), path_(call.session.data_path()) {}
-
-  // The command's event; ClError when a chunk could not be enqueued or did not arrive.
-  cl_event run() {
-    const bool ahead = path_.kind() == transport::DataPath::mpi;
-    uint64_t next = 0;
-    while (next < request_.size || !arriving_.empty()) {
-      StagingRing::Slot slot{};
-      const bool room = arriving_.empty() ? (slot = ring_.acquire(), true) : ahead && ring_.try_acquire(slot);
-      if (next < request_.size && room) {
-        const size_t size = std::min<uint64_t>(ring_.slot_bytes(), request_.size - next);
-        arriving_.push_back({next, size, slot, path_.fetch(call_.sequence, request_.host_address, next, slot.data, size)});
-        next += size;
-        continue;
-      }
-      if (room) ring_.release(slot);
-      if (!take_arrived()) next = request_.size;  // the client is gone: nothing more will come
-    }
-    call_.bulk_consumed = true;
-    if (failure_ != CL_SUCCESS) {
-      for (cl_event chunk : chunks_) clReleaseEvent(chunk);
-      throw ClError{failure_};
-    }
-    return command_event(enqueue_.queue, chunks_);
-  }
-
- private:
-  // Sends the oldest arriving chunk to the device; false if it never came.
-  bool take_arrived() {
-    const Arriving piece = arriving_.front();
-    arriving_.pop_front();
-    if (piece.arrived->wait() != transport::OpStatus::done) {
-      ring_.release(piece.slot);
-      failure_ = peer_lost_status;
-      return false;
-    }
-    if (failure_ == CL_SUCCESS) failure_ = enqueue_chunk(piece);
-    if (failure_ != CL_SUCCESS) ring_.release(piece.slot);
-    return true;
-  }
-
-  cl_int enqueue_chunk(const Arriving& piece) {
-    cl_event event = nullptr;
-    const cl_int status = clEnqueueWriteBuffer(enqueue_.queue, mem_, CL_FALSE, request_.offset + piece.offset,
-                                               piece.size, piece.slot.data, enqueue_.wait_count(),
-                                               enqueue_.wait_list(), &event);
-    if (status != CL_SUCCESS) return status;
-    clFlush(enqueue_.queue);
-    when_complete(event, [&ring = ring_, slot = piece.slot](cl_int) { ring.release(slot); });
-    chunks_.push_back(event);
-    return CL_SUCCESS;
-  }
-
-  Call& call_;
-  const WriteBuffer::Request& request_;
-  const Enqueue& enqueue_;
-  cl_mem mem_;
-  StagingRing& ring_;
-  DataPath& path_;
-  std::deque<Arriving> arriving_;
-  std::vector<cl_event> chunks_;
-  cl_int failure_ = CL_SUCCESS;
-};
-
-// A read's chunks as the device fills their staging slots: handed to the client in
-// order (the MPI path needs it), then the read's status on the data tag.
-class ReadDelivery {
- public:
-  ReadDelivery(Session& session, const ReadBuffer::Request& request, StagingRing& ring, size_t chunks,
-               const Replier& replier)
-      : replier_(replier), path_(session.data_path()), ring_(ring), sequence_(replier.sequence()),
-        host_address_(request.host_address), chunks_(chunks) {}
-  // A chunk's slot was filled (or failed with `status`) by the device.
-  void filled(size_t index, uint64_t offset, size_t size, StagingRing::Slot slot, cl_int status) {
-    std::lock_guard lock(mutex_);
-    if (status < 0 && status_ == CL_SUCCESS) status_ = status;
-    ready_.emplace(index, Ready{offset, size, slot});
-    for (auto it = ready_.find(next_); it != ready_.end(); it = ready_.find(next_)) {
-      const Ready chunk = it->second;
-      ready_.erase(it);
-      ++next_;
-      path_.deliver(sequence_, host_address_, chunk.offset, chunk.slot.data, chunk.size,
-                    [&ring = ring_, slot = chunk.slot] { ring.release(slot); });
-    }
-    if (next_ == chunks_) replier_.send_status(status_);
-  }
-  // The chunks after `count` were never enqueued: the read ends with `status`.
-  void truncate(size_t count, cl_int status) {
-    std::lock_guard lock(mutex_);
-    chunks_ = count;
-    if (status_ == CL_SUCCESS) status_ = status;
-    if (next_ == chunks_) replier_.send_status(status_);
-  }
-
- private:
-  struct Ready {
-    uint64_t offset;
-    size_t size;
-    StagingRing::Slot slot;
-  };
-  std::mutex mutex_;
-  const Replier replier_;
-  DataPath& path_;
-  StagingRing& ring_;
-  const uint64_t sequence_;
-  const uint64_t host_address_;
-  size_t chunks_;
-  size_t next_ = 0;
-  std::map<size_t, Ready> ready_;
-  cl_int status_ = CL_SUCCESS;
-};
 
 // The native command of a transfer of nothing, for its checks and event.
 template <class Native>
@@ -375,35 +245,8 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) 
     keep_event(call, request.tail.event, event);
     return;
   }
-  StagingRing& ring = staging_of(session, enqueue.queue);
-  const size_t count = (request.size + ring.slot_bytes() - 1) / ring.slot_bytes();
-  auto delivery = std::make_shared<ReadDelivery>(session, request, ring, count, later);
-  std::vector<cl_event> chunks;
-  for (size_t index = 0; index < count; ++index) {
-    const uint64_t offset = index * ring.slot_bytes();
-    const size_t size = std::min<uint64_t>(ring.slot_bytes(), request.size - offset);
-    const StagingRing::Slot slot = ring.acquire();
-    cl_event event = nullptr;
-    const cl_int status = clEnqueueReadBuffer(enqueue.queue, mem, CL_FALSE, request.offset + offset, size, slot.data,
-                                              enqueue.wait_count(), enqueue.wait_list(), &event);
-    if (status != CL_SUCCESS) {
-      ring.release(slot);
-      if (index == 0) throw ClError{status};  // nothing started: the reply (and status) says it
-      delivery->truncate(index, status);
-      break;
-    }
-    clFlush(enqueue.queue);
-    when_complete(event, [delivery, index, offset, size, slot](cl_int done) {
-      delivery->filled(index, offset, size, slot, done);
-    });
-    chunks.push_back(event);
-    if (index == 0) confirm(request, later);
-  }
-  try {
-    keep_event(call, request.tail.event, command_event(enqueue.queue, chunks));
-  } catch (const ClError& error) {
-    log::warn("session ", session.number(), ": read event lost (", error.code, ")");
-  }
+  read_staged(call, enqueue, staged_range(clEnqueueReadBuffer, mem, request.offset, request.size, request.host_address),
+              later, [&] { confirm(request, later); }, request.tail.event);
 }
 
 // Answered once the proxy holds the data (the application may then reuse its memory): after
@@ -442,8 +285,9 @@ void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later
                                      request.shared, [later](cl_int status) { later.reply<WriteBuffer>(status); }));
     return;
   } else {
-    WritePipeline pipeline(call, request, enqueue, mem);
-    keep_event(call, request.tail.event, pipeline.run());
+    keep_event(call, request.tail.event,
+               write_staged(call, enqueue,
+                            staged_range(clEnqueueWriteBuffer, mem, request.offset, request.size, request.host_address)));
   }
   later.reply<WriteBuffer>(CL_SUCCESS);
 }
@@ -575,6 +419,22 @@ auto bind_packed_rect(Native native, cl_mem mem, const BufferBox& box, std::byte
   return bind_rect(native, mem, box, data, box.region[0], box.region[0] * box.region[1]);
 }
 
+// A box of a buffer through the staging ring (staged.hpp), each piece a box of its own.
+template <class Native, class Request>
+StagedTransfer staged_box(Native native, cl_mem mem, const Request& request) {
+  const BufferBox& box = request.box;
+  return {.region = {box.region[0], box.region[1], box.region[2]}, .element = 1, .host_address = request.host_address,
+          .enqueue = [native, mem, box](const Enqueue& enqueue, const BoxPiece& piece, std::byte* data,
+                                        cl_event* event) {
+            const size_t origin[3] = {box.origin[0] + piece.origin[0], box.origin[1] + piece.origin[1],
+                                      box.origin[2] + piece.origin[2]};
+            constexpr size_t host_origin[3] = {0, 0, 0};
+            return native(enqueue.queue, mem, CL_FALSE, origin, host_origin, piece.region.data(), box.row_pitch,
+                          box.slice_pitch, piece.region[0], piece.region[0] * piece.region[1], data,
+                          enqueue.wait_count(), enqueue.wait_list(), event);
+          }};
+}
+
 // In-process the native runtime moves the application's memory itself, with its pitches.
 template <class Native, class Request>
 void rect_in_place(Call& call, Native native, const RectCommand& command, const Request& request,
@@ -588,9 +448,10 @@ void rect_in_place(Call& call, Native native, const RectCommand& command, const 
 
 }  // namespace
 
-// The packed data arrives whole into host memory of its own, which the native command reads
-// with the packed pitches; it is freed when the command completes. In-process the native
-// runtime reads the application's memory itself.
+// On the memory data path the packed data comes through the staging ring, piece by piece (each
+// a box of whole slices, rows or a part of a row). Over MPI it arrives whole into host memory of
+// its own, which the native command reads with the packed pitches; it is freed when the command
+// completes. In-process the native runtime reads the application's memory itself.
 void execute(Call& call, const WriteBufferRect::Request& request, Replier later) {
   const RectCommand command = prepare_rect(call, request);
   if (request.in_place.used) {
@@ -600,9 +461,16 @@ void execute(Call& call, const WriteBufferRect::Request& request, Replier later)
     later.reply<WriteBufferRect>(CL_SUCCESS);
     return;
   }
+  const Enqueue& enqueue = command.enqueue;
+  if (call.session.data_path().kind() == transport::DataPath::memory) {
+    call.session.statistics().count_to_proxy(command.packed_bytes);
+    keep_event(call, request.tail.event,
+               write_staged(call, enqueue, staged_box(clEnqueueWriteBufferRect, command.mem, request)));
+    later.reply<WriteBufferRect>(CL_SUCCESS);
+    return;
+  }
   const std::shared_ptr<HostBuffer> data = receive_data(call, request.host_address, command.packed_bytes);
   cl_event event = nullptr;
-  const Enqueue& enqueue = command.enqueue;
   check(bind_packed_rect(clEnqueueWriteBufferRect, command.mem, request.box, data->data.get())(
       enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
@@ -611,9 +479,10 @@ void execute(Call& call, const WriteBufferRect::Request& request, Replier later)
   later.reply<WriteBufferRect>(CL_SUCCESS);
 }
 
-// The device fills host memory of its own with the packed box; once it has, the data goes to
-// the client chunk by chunk, then the read's status. In-process the native runtime writes the
-// application's memory itself.
+// On the memory data path the device fills staging slots piece by piece, each going to the
+// client once filled. Over MPI it fills host memory of its own with the packed box; once it has,
+// the data goes to the client chunk by chunk, then the read's status. In-process the native
+// runtime writes the application's memory itself.
 void execute(Call& call, const ReadBufferRect::Request& request, Replier later) {
   Session& session = call.session;
   const RectCommand command = prepare_rect(call, request);
@@ -624,6 +493,9 @@ void execute(Call& call, const ReadBufferRect::Request& request, Replier later) 
     return;
   }
   const Enqueue& enqueue = command.enqueue;
+  if (session.data_path().kind() == transport::DataPath::memory)
+    return read_staged(call, enqueue, staged_box(clEnqueueReadBufferRect, command.mem, request), later,
+                       [&] { later.reply<ReadBufferRect>(CL_SUCCESS); }, request.tail.event);
   const auto data = std::make_shared<HostBuffer>(command.packed_bytes);
   cl_event event = nullptr;
   check(bind_packed_rect(clEnqueueReadBufferRect, command.mem, request.box, data->data.get())(

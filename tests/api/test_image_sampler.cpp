@@ -301,6 +301,22 @@ DIFFERENTIAL_TEST(image_round_trip, "image writes and reads keep the data, with 
   probe.value("read event type", type);
 }
 
+// Rows wider than a staging slot of 4 KiB (api-small-pieces runs this with such slots): a proxy
+// moves them in pieces of a row.
+DIFFERENTIAL_TEST(image_wide_rows, "images with rows of several kilobytes keep their data", "[image]") {
+  const Setup setup = make_setup(probe);
+  constexpr size_t width = 1500, height = 5;
+  Buffer image = make_image(setup.context, CL_MEM_READ_WRITE, desc_of(CL_MEM_OBJECT_IMAGE2D, width, height));
+  const Bytes picture = sample(width * height * pixel, 5);
+  const std::array<size_t, 3> zero{0, 0, 0}, whole{width, height, 1};
+  probe.status("write", clEnqueueWriteImage(setup.queue, image, CL_TRUE, zero.data(), whole.data(), 0, 0,
+                                            picture.data(), 0, nullptr, nullptr));
+  record_data(probe, "read", read_image(setup.queue, image, zero, whole), picture);
+  const std::array<size_t, 3> origin{7, 1, 0}, region{1400, 3, 1};
+  record_data(probe, "region read", read_image(setup.queue, image, origin, region),
+              crop(picture, width, height, origin, region));
+}
+
 DIFFERENTIAL_TEST(image_3d_and_host_data, "3D images and images made from host data, with slice pitches", "[image]") {
   const Setup setup = make_setup(probe);
   constexpr size_t width = 6, height = 5, depth = 4;
