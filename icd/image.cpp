@@ -236,70 +236,72 @@ InPlace in_place(cl_mem_object_type type, const HostLayout& layout, bool blockin
   return in_place;
 }
 
-// Device data of a region into host memory laid out as `layout`. The data arrives straight in
-// the application's memory when the layout is packed; otherwise in memory of its own, then
-// unpacked before returning (the read then completes before returning, as it may). In-process
-// the native runtime writes the application's memory itself.
+// Device data of a region into host memory laid out as `layout`. In-process the native runtime
+// writes the application's memory itself; on the memory data path the proxy writes its rows
+// there itself. Over MPI the data arrives straight in the application's memory when the layout
+// is packed; otherwise in memory of its own, then unpacked before returning (the read then
+// completes before returning, as it may).
 void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& origin, const Sizes& region,
                  const HostLayout& layout, void* pointer, bool blocking, cl_command_type type) {
   Connection* connection = command.connection();
-  if (connection->in_process())
-    return transfer_in_place<ReadImage>(
-        command,
-        {.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
-         .region = coordinates(region), .tail = command.tail(), .host_address = reinterpret_cast<uint64_t>(pointer),
-         .in_place = in_place(image->image->desc.image_type, layout, blocking)},
-        type);
+  const cl_mem_object_type image_type = image->image->desc.image_type;
+  ReadImage::Request request{.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
+                             .region = coordinates(region), .tail = command.tail()};
+  if (connection->in_process()) {
+    request.host_address = reinterpret_cast<uint64_t>(pointer);
+    request.in_place = in_place(image_type, layout, blocking);
+    return transfer_in_place<ReadImage>(command, request, type);
+  }
   const size_t element = image->image->element_size;
   const size_t bytes = packed_bytes(element, region);
-  const bool packed = is_packed(layout, element, region);
-  std::unique_ptr<std::byte[]> scratch(packed ? nullptr : new std::byte[bytes]);
-  void* target = packed ? pointer : scratch.get();
+  const bool direct = connection->moves_by_memory() || is_packed(layout, element, region);
+  std::unique_ptr<std::byte[]> scratch(direct ? nullptr : new std::byte[bytes]);
+  void* target = direct ? pointer : scratch.get();
+  request.host_address = host_address(connection, target);
+  if (request.host_address && !is_packed(layout, element, region)) request.in_place = in_place(image_type, layout, false);
   uint64_t sequence = 0;
-  connection->call<ReadImage>({.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
-                               .region = coordinates(region), .tail = command.tail(),
-                               .host_address = host_address(connection, target)},
-                              {}, &sequence);
+  connection->call<ReadImage>(request, {}, &sequence);
   auto incoming = connection->receive(sequence, target, bytes);
   command.queue()->add_pending({incoming, command.position(), span(pointer, layout, element, region)});
   command.complete(type, incoming);
-  if (!blocking && packed) return;
+  if (!blocking && !scratch) return;
   command.queue()->settle(command.position());
   check(incoming->wait());
-  if (!packed) copy_region(scratch.get(), static_cast<std::byte*>(pointer), layout, element, region, true);
+  if (scratch) copy_region(scratch.get(), static_cast<std::byte*>(pointer), layout, element, region, true);
 }
 
 // Host memory laid out as `layout` to a region of the device; returns once the proxy holds it.
 // In-process the native runtime reads the application's memory itself, as natively (HiveCL's
-// own memory, which may go once the call returns, is sent as through a proxy).
+// own memory, which may go once the call returns, is sent as through a proxy); on the memory
+// data path the proxy gathers its rows itself. Over MPI it travels packed.
 void write_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& origin, const Sizes& region,
                   const HostLayout& layout, const void* pointer, bool blocking, cl_command_type type,
                   HostMemory memory) {
   const size_t element = image->image->element_size;
+  const size_t bytes = packed_bytes(element, region);
+  const cl_mem_object_type image_type = image->image->desc.image_type;
   Connection* connection = command.connection();
-  if (connection->in_process() && memory == HostMemory::application)
-    return transfer_in_place<WriteImage>(
-        command,
-        {.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
-         .region = coordinates(region), .tail = command.tail(), .host_address = reinterpret_cast<uint64_t>(pointer),
-         .data_bytes = packed_bytes(element, region),
-         .in_place = in_place(image->image->desc.image_type, layout, blocking)},
-        type);
+  WriteImage::Request request{.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
+                              .region = coordinates(region), .tail = command.tail(), .data_bytes = bytes};
+  if (connection->in_process() && memory == HostMemory::application) {
+    request.host_address = reinterpret_cast<uint64_t>(pointer);
+    request.in_place = in_place(image_type, layout, blocking);
+    return transfer_in_place<WriteImage>(command, request, type);
+  }
   // The reads before it that fill this memory must have filled it.
   command.queue()->settle(command.position(), span(pointer, layout, element, region));
-  const size_t bytes = packed_bytes(element, region);
   std::unique_ptr<std::byte[]> scratch;
   const void* source = pointer;
-  if (!is_packed(layout, element, region)) {
+  if (!connection->moves_by_memory() && !is_packed(layout, element, region)) {
     scratch.reset(new std::byte[bytes]);
     copy_region(scratch.get(), static_cast<std::byte*>(const_cast<void*>(pointer)), layout, element, region, false);
     source = scratch.get();
   }
-  const uint64_t address = host_address(connection, source);
-  connection->call<WriteImage>({.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
-                                .region = coordinates(region), .tail = command.tail(), .host_address = address,
-                                .data_bytes = bytes},
-                               std::span<const std::byte>(static_cast<const std::byte*>(source), address ? 0 : bytes));
+  request.host_address = host_address(connection, source);
+  if (request.host_address && !is_packed(layout, element, region)) request.in_place = in_place(image_type, layout, false);
+  connection->call<WriteImage>(request,
+                               std::span<const std::byte>(static_cast<const std::byte*>(source),
+                                                          request.host_address ? 0 : bytes));
   command.complete(type);
 }
 

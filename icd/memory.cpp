@@ -336,7 +336,7 @@ struct HostBox {
 
   size_t packed_bytes() const { return region[0] * region[1] * region[2]; }
   std::byte* first() const { return base + origin[2] * slice_pitch + origin[1] * row_pitch + origin[0]; }
-  // In-process the native runtime applies the pitches itself, from the box's first byte.
+  // The pitches, from the box's first byte, for a transfer of the rows where they are (InPlace).
   InPlace in_place(bool blocking) const {
     return {.used = true, .row_pitch = row_pitch, .slice_pitch = slice_pitch, .blocking = blocking};
   }
@@ -367,30 +367,35 @@ HostBox host_box(void* ptr, const size_t* origin, const size_t* region, size_t r
           slice};
 }
 
-// The host pitches are applied here, where the application's memory is: the data travels packed,
-// and a read unpacks it once it has arrived, before the application can see the command complete.
-// In-process the native runtime applies them itself.
+// The application's rows stay where they are in-process, where the native runtime reads or
+// writes them itself, and on the memory data path, where the proxy gathers or scatters them
+// itself. Over MPI the data travels packed: the host pitches are applied here, and a read
+// unpacks it once it has arrived, before the application can see the command complete.
 void read_rect_into(EnqueuedCommand& command, const _cl_mem* mem, const BufferBox& box, const HostBox& host,
                     bool blocking) {
   Connection* connection = command.connection();
   const ObjectId id = use_mem(mem, command, Access::reads, box_begin(box), box_span(box));
-  if (connection->in_process())
-    return transfer_in_place<ReadBufferRect>(
-        command,
-        {.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail(),
-         .host_address = reinterpret_cast<uint64_t>(host.first()), .in_place = host.in_place(blocking)},
-        CL_COMMAND_READ_BUFFER_RECT);
-  auto packed = std::make_shared<std::vector<std::byte>>(host.packed_bytes());
+  ReadBufferRect::Request request{.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail()};
+  if (connection->in_process()) {
+    request.host_address = reinterpret_cast<uint64_t>(host.first());
+    request.in_place = host.in_place(blocking);
+    return transfer_in_place<ReadBufferRect>(command, request, CL_COMMAND_READ_BUFFER_RECT);
+  }
+  const bool in_place = connection->moves_by_memory();
+  auto packed = in_place ? nullptr : std::make_shared<std::vector<std::byte>>(host.packed_bytes());
+  if (in_place) {
+    request.host_address = reinterpret_cast<uint64_t>(host.first());
+    request.in_place = host.in_place(false);
+  }
   uint64_t sequence = 0;
-  connection->call<ReadBufferRect>({.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail(),
-                                    .host_address = host_address(connection, packed->data())},
-                                   {}, &sequence);
-  auto incoming = connection->receive(sequence, packed->data(), packed->size());
-  incoming->finish_with([packed, host] {
-    host.for_each_row(packed->data(), [&](std::byte* row, const std::byte* from) {
-      std::memcpy(row, from, host.region[0]);
+  connection->call<ReadBufferRect>(request, {}, &sequence);
+  auto incoming = connection->receive(sequence, in_place ? host.first() : packed->data(), host.packed_bytes());
+  if (packed)
+    incoming->finish_with([packed, host] {
+      host.for_each_row(packed->data(), [&](std::byte* row, const std::byte* from) {
+        std::memcpy(row, from, host.region[0]);
+      });
     });
-  });
   command.queue()->add_pending({incoming, command.position(), host.span()});
   command.complete(CL_COMMAND_READ_BUFFER_RECT, incoming);
   if (blocking) {
@@ -404,20 +409,22 @@ void write_rect_from(EnqueuedCommand& command, const _cl_mem* mem, const BufferB
   Connection* connection = command.connection();
   // The rows of the box are written, the bytes between them kept: all of its span must be here.
   const ObjectId id = use_mem(mem, command, Access::reads_writes, box_begin(box), box_span(box));
-  if (connection->in_process())
-    return transfer_in_place<WriteBufferRect>(
-        command,
-        {.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail(),
-         .host_address = reinterpret_cast<uint64_t>(host.first()), .in_place = host.in_place(blocking)},
-        CL_COMMAND_WRITE_BUFFER_RECT);
+  WriteBufferRect::Request request{.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail()};
+  if (connection->in_process()) {
+    request.host_address = reinterpret_cast<uint64_t>(host.first());
+    request.in_place = host.in_place(blocking);
+    return transfer_in_place<WriteBufferRect>(command, request, CL_COMMAND_WRITE_BUFFER_RECT);
+  }
   command.queue()->settle(command.position(), host.span());  // the reads that fill this memory, as for a write
-  std::vector<std::byte> packed(host.packed_bytes());
-  host.for_each_row(packed.data(), [&](const std::byte* row, std::byte* to) { std::memcpy(to, row, host.region[0]); });
-  const uint64_t address = host_address(connection, packed.data());
-  const std::span<const std::byte> bulk(packed.data(), address ? 0 : packed.size());
-  connection->call<WriteBufferRect>(
-      {.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail(), .host_address = address},
-      bulk);
+  std::vector<std::byte> packed;
+  if (connection->moves_by_memory()) {
+    request.host_address = reinterpret_cast<uint64_t>(host.first());
+    request.in_place = host.in_place(false);
+  } else {
+    packed.resize(host.packed_bytes());
+    host.for_each_row(packed.data(), [&](const std::byte* row, std::byte* to) { std::memcpy(to, row, host.region[0]); });
+  }
+  connection->call<WriteBufferRect>(request, packed);
   command.complete(CL_COMMAND_WRITE_BUFFER_RECT);
 }
 

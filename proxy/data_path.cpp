@@ -47,6 +47,25 @@ void MemoryDataPath::deliver(uint64_t, uint64_t host_address, uint64_t offset, c
   sent();
 }
 
+std::shared_ptr<Completion> DataPath::fetch_rows(const transport::PeerRows&, std::byte*) {
+  log::error("rows in the client's memory asked of the ", transport::data_path_name(kind()), " data path");
+  return completed(false);
+}
+
+void DataPath::deliver_rows(const transport::PeerRows&, const std::byte*, std::function<void()> sent) {
+  log::error("rows in the client's memory asked of the ", transport::data_path_name(kind()), " data path");
+  sent();
+}
+
+std::shared_ptr<Completion> MemoryDataPath::fetch_rows(const transport::PeerRows& rows, std::byte* slot) {
+  return completed(client_.read_rows(rows, slot));
+}
+
+void MemoryDataPath::deliver_rows(const transport::PeerRows& rows, const std::byte* slot, std::function<void()> sent) {
+  if (!client_.write_rows(rows, slot)) log::debug("could not write rows into the client: ", std::strerror(errno));
+  sent();
+}
+
 transport::CopyTeam& copy_team(size_t configured_threads) {
   static transport::CopyTeam team(configured_threads
                                       ? configured_threads

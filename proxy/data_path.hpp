@@ -25,6 +25,10 @@ class DataPath {
   // offset; `sent` runs when `slot` may be reused.
   virtual void deliver(uint64_t sequence, uint64_t host_address, uint64_t offset, const std::byte* slot, size_t size,
                        std::function<void()> sent) = 0;
+  // The memory path only (protocol::InPlace): rows of the client's memory laid out with its own
+  // pitches, gathered into a slot (packed) or scattered from one. Elsewhere they fail.
+  virtual std::shared_ptr<transport::Completion> fetch_rows(const transport::PeerRows& rows, std::byte* slot);
+  virtual void deliver_rows(const transport::PeerRows& rows, const std::byte* slot, std::function<void()> sent);
 };
 
 // Through the session's link to its client (MPI in hivecl-proxy).
@@ -49,6 +53,8 @@ class MemoryDataPath final : public DataPath {
                                                std::byte* slot, size_t size) override;
   void deliver(uint64_t sequence, uint64_t host_address, uint64_t offset, const std::byte* slot, size_t size,
                std::function<void()> sent) override;
+  std::shared_ptr<transport::Completion> fetch_rows(const transport::PeerRows& rows, std::byte* slot) override;
+  void deliver_rows(const transport::PeerRows& rows, const std::byte* slot, std::function<void()> sent) override;
 
  private:
   transport::PeerMemory client_;

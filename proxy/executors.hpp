@@ -132,6 +132,8 @@ StagingRing& staging_of(Session& session, cl_command_queue queue);
 void check_range(cl_mem mem, uint64_t offset, uint64_t size);
 // A client may name its own memory (host_address) only on the memory data path.
 void check_data_path(Session& session, uint64_t host_address);
+// Whether the session is the application's own, served in-process (transport/in_process.hpp).
+inline bool in_process(Session& session) { return session.data_path().kind() == transport::DataPath::in_process; }
 // The data at `host_address` in the client's memory, whole, fetched through the data path
 // into host memory of its own (memory.cpp).
 std::shared_ptr<HostBuffer> receive_data(Call& call, uint64_t host_address, uint64_t size);

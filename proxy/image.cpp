@@ -87,11 +87,28 @@ auto bind_image(Native native, cl_mem image, const Request& request, void* host,
   };
 }
 
+// The client's side of an image transfer on the memory path: with the pitches it gave (as the
+// native calls take them: 0 for the packed value, and a 1D array's images, its rows here, one
+// slice pitch apart), its rows in place.
+template <class Request>
+ClientSide client_side(cl_mem image, const Request& request) {
+  ClientSide client{.address = request.host_address, .element = image_info<size_t>(image, CL_IMAGE_ELEMENT_SIZE)};
+  const InPlace& host = request.in_place;
+  if (!host.used) return client;
+  cl_mem_object_type type = 0;
+  check(clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, nullptr));
+  const bool array_1d = type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+  const uint64_t step = array_1d ? host.slice_pitch : host.row_pitch;
+  client.row_pitch = step ? step : request.region.x * client.element;
+  client.slice_pitch = host.slice_pitch && !array_1d ? host.slice_pitch : client.row_pitch * request.region.y;
+  return client;
+}
+
 // A region of an image through the staging ring (staged.hpp), each piece a region of its own.
 template <class Native, class Request>
 StagedTransfer staged_image(Native native, cl_mem image, const Request& request) {
-  return {.region = sizes(request.region), .element = image_info<size_t>(image, CL_IMAGE_ELEMENT_SIZE),
-          .host_address = request.host_address,
+  return {.region = sizes(request.region),
+          .client = client_side(image, request),
           .enqueue = [native, image, origin = sizes(request.origin)](const Enqueue& enqueue, const BoxPiece& piece,
                                                                      std::byte* data, cl_event* event) {
             const size_t at[3] = {origin[0] + piece.origin[0], origin[1] + piece.origin[1], origin[2] + piece.origin[2]};
@@ -192,7 +209,7 @@ void execute(Call& call, const ReadImage::Request& request, Replier later) {
   check_in_place(session, request.in_place, request.host_address);
   const uint64_t bytes = region_bytes(image, request.region);
   session.statistics().count_to_client(bytes);
-  if (request.in_place.used) {
+  if (in_process(session) && request.in_place.used) {
     image_in_place(call, clEnqueueReadImage, enqueue, image, request, later);
     later.reply<ReadImage>(CL_SUCCESS);
     return;
@@ -219,7 +236,7 @@ void execute(Call& call, const WriteImage::Request& request, Replier later) {
   check_data_path(session, request.host_address);
   check_in_place(session, request.in_place, request.host_address);
   if (request.data_bytes != region_bytes(image, request.region)) throw ClError{CL_INVALID_VALUE};
-  if (request.in_place.used) {
+  if (in_process(session) && request.in_place.used) {
     call.bulk_consumed = true;
     session.statistics().count_to_proxy(request.data_bytes);
     image_in_place(call, clEnqueueWriteImage, enqueue, image, request, later);

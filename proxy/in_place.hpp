@@ -78,8 +78,8 @@ void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, protoc
   keep_event(call, event_id, event);
 }
 
-// CL_INVALID_VALUE for host memory in place off the in-process path or without an address, or
-// for pitches or blocking given without it (over MPI or through a proxy host data travels packed).
+// CL_INVALID_VALUE for host memory in place over MPI (where host data travels packed) or without
+// an address, for `blocking` off the in-process path, or for pitches or blocking given without it.
 void check_in_place(Session& session, const protocol::InPlace& in_place, uint64_t host_address);
 
 }  // namespace hivecl::proxy

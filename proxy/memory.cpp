@@ -57,8 +57,10 @@ void check_data_path(Session& session, uint64_t host_address) {
 }
 
 void check_in_place(Session& session, const InPlace& in_place, uint64_t host_address) {
+  const transport::DataPath path = session.data_path().kind();
   const bool packed = in_place.row_pitch == 0 && in_place.slice_pitch == 0 && !in_place.blocking;
-  const bool allowed = in_place.used ? host_address && session.data_path().kind() == transport::DataPath::in_process
+  const bool allowed = in_place.used ? host_address && path != transport::DataPath::mpi &&
+                                           (!in_place.blocking || path == transport::DataPath::in_process)
                                      : packed;
   if (!allowed) throw ClError{CL_INVALID_VALUE};
 }
@@ -122,7 +124,6 @@ StagingRing& staging_of(Session& session, cl_command_queue queue) {
 
 namespace {
 
-bool in_process(Session& session) { return session.data_path().kind() == transport::DataPath::in_process; }
 
 // The bytes of a shared segment for a transfer on `enqueue`'s queue, through this process's
 // mapping of it, which a wrapping buffer made page-locked; the segment stays mapped while held.
@@ -172,7 +173,7 @@ void write_copy_in_place(Call& call, const Enqueue& enqueue, cl_mem mem, const W
 // A range of a buffer through the staging ring (staged.hpp): one row of bytes.
 template <class Native>
 StagedTransfer staged_range(Native native, cl_mem mem, uint64_t offset, uint64_t size, uint64_t host_address) {
-  return {.region = {size, 1, 1}, .element = 1, .host_address = host_address,
+  return {.region = {size, 1, 1}, .client = {.address = host_address},
           .enqueue = [native, mem, offset](const Enqueue& enqueue, const BoxPiece& piece, std::byte* data,
                                            cl_event* event) {
             return native(enqueue.queue, mem, CL_FALSE, offset + piece.origin[0], piece.bytes, data,
@@ -423,7 +424,9 @@ auto bind_packed_rect(Native native, cl_mem mem, const BufferBox& box, std::byte
 template <class Native, class Request>
 StagedTransfer staged_box(Native native, cl_mem mem, const Request& request) {
   const BufferBox& box = request.box;
-  return {.region = {box.region[0], box.region[1], box.region[2]}, .element = 1, .host_address = request.host_address,
+  const InPlace& host = request.in_place;  // the client's pitches, on the memory path
+  return {.region = {box.region[0], box.region[1], box.region[2]},
+          .client = {.address = request.host_address, .row_pitch = host.row_pitch, .slice_pitch = host.slice_pitch},
           .enqueue = [native, mem, box](const Enqueue& enqueue, const BoxPiece& piece, std::byte* data,
                                         cl_event* event) {
             const size_t origin[3] = {box.origin[0] + piece.origin[0], box.origin[1] + piece.origin[1],
@@ -454,7 +457,7 @@ void rect_in_place(Call& call, Native native, const RectCommand& command, const 
 // completes. In-process the native runtime reads the application's memory itself.
 void execute(Call& call, const WriteBufferRect::Request& request, Replier later) {
   const RectCommand command = prepare_rect(call, request);
-  if (request.in_place.used) {
+  if (in_process(call.session) && request.in_place.used) {
     call.bulk_consumed = true;
     call.session.statistics().count_to_proxy(command.packed_bytes);
     rect_in_place(call, clEnqueueWriteBufferRect, command, request, later);
@@ -487,7 +490,7 @@ void execute(Call& call, const ReadBufferRect::Request& request, Replier later) 
   Session& session = call.session;
   const RectCommand command = prepare_rect(call, request);
   session.statistics().count_to_client(command.packed_bytes);
-  if (request.in_place.used) {
+  if (in_process(session) && request.in_place.used) {
     rect_in_place(call, clEnqueueReadBufferRect, command, request, later);
     later.reply<ReadBufferRect>(CL_SUCCESS);
     return;

@@ -523,7 +523,7 @@ CancelPeerTicket::Reply execute(Call& call, const CancelPeerTicket::Request& req
 SendToPeer::Reply execute(Call& call, const SendToPeer::Request& request) {
   Session& session = call.session;
   // In-process, the application's own node: its data moves through the application.
-  if (session.data_path().kind() == transport::DataPath::in_process) throw ClError{CL_INVALID_OPERATION};
+  if (in_process(session)) throw ClError{CL_INVALID_OPERATION};
   const auto [queue, mem] = move_target(session, request.ticket, request.queue, request.mem, request.offset,
                                         request.size);
   auto after = std::make_unique<QueueMarkers>(session, request.after_queues);

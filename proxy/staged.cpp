@@ -59,15 +59,18 @@ class WritePipeline {
 
   cl_event run() {
     const bool ahead = path_.kind() == transport::DataPath::mpi;
+    const ClientSide& client = transfer_.client;
     const uint64_t total = transfer_.bytes();
     uint64_t next = 0;
     while (next < total || !arriving_.empty()) {
       StagingRing::Slot slot{};
       const bool room = arriving_.empty() ? (slot = ring_.acquire(), true) : ahead && ring_.try_acquire(slot);
       if (next < total && room) {
-        const BoxPiece piece = box_piece(transfer_.region, transfer_.element, next, ring_.slot_bytes());
-        arriving_.push_back(
-            {piece, slot, path_.fetch(call_.sequence, transfer_.host_address, next, slot.data, piece.bytes)});
+        const BoxPiece piece = box_piece(transfer_.region, client.element, next, ring_.slot_bytes());
+        arriving_.push_back({piece, slot,
+                             client.pitched()
+                                 ? path_.fetch_rows(client.rows_of(piece), slot.data)
+                                 : path_.fetch(call_.sequence, client.address, next, slot.data, piece.bytes)});
         next += piece.bytes;
         continue;
       }
@@ -121,20 +124,25 @@ class WritePipeline {
 // read's status.
 class ReadDelivery {
  public:
-  ReadDelivery(Session& session, uint64_t host_address, StagingRing& ring, size_t pieces, const Replier& replier)
-      : replier_(replier), path_(session.data_path()), ring_(ring), sequence_(replier.sequence()),
-        host_address_(host_address), pieces_(pieces) {}
+  ReadDelivery(Session& session, const ClientSide& client, StagingRing& ring, size_t pieces, const Replier& replier)
+      : replier_(replier), path_(session.data_path()), ring_(ring), sequence_(replier.sequence()), client_(client),
+        pieces_(pieces) {}
   // A piece's slot was filled (or failed with `status`) by the device.
   void filled(size_t index, const BoxPiece& piece, StagingRing::Slot slot, cl_int status) {
     std::lock_guard lock(mutex_);
     if (status < 0 && status_ == CL_SUCCESS) status_ = status;
-    ready_.emplace(index, Ready{piece.offset, piece.bytes, slot});
+    ready_.emplace(index, Ready{piece, slot});
     for (auto it = ready_.find(next_); it != ready_.end(); it = ready_.find(next_)) {
       const Ready ready = it->second;
       ready_.erase(it);
       ++next_;
-      path_.deliver(sequence_, host_address_, ready.offset, ready.slot.data, ready.size,
-                    [&ring = ring_, slot = ready.slot] { ring.release(slot); });
+      auto sent = [&ring = ring_, slot = ready.slot] { ring.release(slot); };
+      if (client_.pitched()) {
+        path_.deliver_rows(client_.rows_of(ready.piece), ready.slot.data, std::move(sent));
+      } else {
+        path_.deliver(sequence_, client_.address, ready.piece.offset, ready.slot.data, ready.piece.bytes,
+                      std::move(sent));
+      }
     }
     if (next_ == pieces_) replier_.send_status(status_);
   }
@@ -148,8 +156,7 @@ class ReadDelivery {
 
  private:
   struct Ready {
-    uint64_t offset;
-    size_t size;
+    BoxPiece piece;
     StagingRing::Slot slot;
   };
   std::mutex mutex_;
@@ -157,7 +164,7 @@ class ReadDelivery {
   DataPath& path_;
   StagingRing& ring_;
   const uint64_t sequence_;
-  const uint64_t host_address_;
+  const ClientSide client_;
   size_t pieces_;
   size_t next_ = 0;
   std::map<size_t, Ready> ready_;
@@ -167,7 +174,7 @@ class ReadDelivery {
 std::vector<BoxPiece> pieces_of(const StagedTransfer& transfer, size_t most) {
   std::vector<BoxPiece> pieces;
   for (uint64_t offset = 0; offset < transfer.bytes(); offset += pieces.back().bytes)
-    pieces.push_back(box_piece(transfer.region, transfer.element, offset, most));
+    pieces.push_back(box_piece(transfer.region, transfer.client.element, offset, most));
   return pieces;
 }
 
@@ -184,7 +191,7 @@ void read_staged(Call& call, const Enqueue& enqueue, const StagedTransfer& trans
   Session& session = call.session;
   StagingRing& ring = staging_of(session, enqueue.queue);
   const std::vector<BoxPiece> pieces = pieces_of(transfer, ring.slot_bytes());
-  auto delivery = std::make_shared<ReadDelivery>(session, transfer.host_address, ring, pieces.size(), later);
+  auto delivery = std::make_shared<ReadDelivery>(session, transfer.client, ring, pieces.size(), later);
   std::vector<cl_event> events;
   for (size_t index = 0; index < pieces.size(); ++index) {
     const BoxPiece& piece = pieces[index];

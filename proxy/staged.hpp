@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "proxy/executors.hpp"
+#include "transport/peer_memory.hpp"
 
 namespace hivecl::proxy {
 
@@ -29,14 +30,30 @@ struct BoxPiece {
 // else elements of one row. Pieces so cut follow one another in the packed data.
 BoxPiece box_piece(const Extent& region, size_t element, uint64_t offset, size_t most);
 
-// A transfer seen as a packed box, and the native command that moves one of its pieces between
-// the device and host memory `data` (the piece, packed).
+// The client's side of a staged transfer: where its data lies on the memory data path, and, when
+// it is not packed there, the pitches of its rows, which the proxy then gathers or scatters
+// itself piece by piece (protocol::InPlace).
+struct ClientSide {
+  uint64_t address = 0;
+  size_t element = 1;
+  uint64_t row_pitch = 0;  // 0: packed
+  uint64_t slice_pitch = 0;
+  bool pitched() const { return row_pitch != 0; }
+  // The client's rows of `piece` when pitched.
+  transport::PeerRows rows_of(const BoxPiece& piece) const {
+    return {.address = address + piece.origin[2] * slice_pitch + piece.origin[1] * row_pitch + piece.origin[0] * element,
+            .row_bytes = piece.region[0] * element, .rows = piece.region[1], .slices = piece.region[2],
+            .row_pitch = row_pitch, .slice_pitch = slice_pitch};
+  }
+};
+
+// A transfer seen as a packed box (elements of client.element bytes), and the native command that
+// moves one of its pieces between the device and host memory `data` (the piece, packed).
 struct StagedTransfer {
   Extent region;
-  size_t element = 1;
-  uint64_t host_address = 0;  // the client's memory on the memory data path
+  ClientSide client;
   std::function<cl_int(const Enqueue&, const BoxPiece&, std::byte* data, cl_event* event)> enqueue;
-  uint64_t bytes() const { return uint64_t{region[0]} * element * region[1] * region[2]; }
+  uint64_t bytes() const { return uint64_t{region[0]} * client.element * region[1] * region[2]; }
 };
 
 // A box of nothing is CL_INVALID_VALUE (a transfer of nothing is its caller's).

@@ -360,14 +360,15 @@ struct BufferBox {
   uint64_t packed_bytes() const { return valid() ? region[0] * region[1] * region[2] : 0; }
 };
 
-// In-process only (a rectangular or image transfer): the application's memory at host_address
-// is laid out with its own pitches, as the application gives them to the native call, and the
-// native runtime reads or writes it there itself, as natively. Otherwise the host data is packed.
+// A rectangular or image transfer whose host data stays where the application has it, laid out
+// with its pitches (as the native calls take them): in-process the native runtime reads or
+// writes it there itself, as natively; on the memory data path the proxy gathers or scatters its
+// rows itself. Otherwise (and always over MPI) the host data is packed.
 struct InPlace {
   bool used = false;
   uint64_t row_pitch = 0;
   uint64_t slice_pitch = 0;
-  bool blocking = false;  // the client waits for the command's end right away
+  bool blocking = false;  // in-process: the client waits for the command's end right away
   HIVECL_FIELDS(used, row_pitch, slice_pitch, blocking)
 };
 

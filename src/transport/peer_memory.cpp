@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <fstream>
+#include <vector>
 
 namespace hivecl::transport {
 
@@ -121,6 +123,30 @@ bool copy_part(pid_t pid, uint64_t remote_address, std::byte* local, size_t size
   return true;
 }
 
+// Rows [first, first + count) of `rows` from or into packed local memory, up to IOV_MAX rows per
+// call. The kernel never splits a row (an iovec), so a short count ends at a row it could not
+// reach, or at its limit for one call: the copy goes on from the next row until a call moves nothing.
+bool copy_rows_part(pid_t pid, const PeerRows& rows, size_t first, size_t count, std::byte* local, bool reads) {
+  std::vector<iovec> remote(std::min<size_t>(count, IOV_MAX));
+  while (count > 0) {
+    const size_t batch = std::min(count, remote.size());
+    for (size_t i = 0; i < batch; ++i) remote[i] = {reinterpret_cast<void*>(rows.row(first + i)), rows.row_bytes};
+    iovec local_iov{local, batch * rows.row_bytes};
+    const ssize_t moved = reads ? process_vm_readv(pid, &local_iov, 1, remote.data(), batch, 0)
+                                : process_vm_writev(pid, &local_iov, 1, remote.data(), batch, 0);
+    if (moved <= 0) {
+      if (moved < 0 && errno == EINTR) continue;
+      return false;
+    }
+    const size_t whole = static_cast<size_t>(moved) / rows.row_bytes;
+    if (whole * rows.row_bytes != static_cast<size_t>(moved)) return false;
+    first += whole;
+    count -= whole;
+    local += moved;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool PeerMemory::copy(uint64_t remote_address, void* local, size_t size, bool reads) const {
@@ -134,6 +160,29 @@ bool PeerMemory::copy(uint64_t remote_address, void* local, size_t size, bool re
       ok = false;
   });
   return ok;
+}
+
+bool PeerMemory::copy_rows(const PeerRows& rows, std::byte* local, bool reads) const {
+  const size_t count = rows.rows * rows.slices;
+  if (rows.row_pitch == rows.row_bytes && rows.slice_pitch == rows.rows * rows.row_pitch)
+    return copy(rows.address, local, count * rows.row_bytes, reads);  // packed after all: one range
+  const size_t parts = std::clamp<size_t>(count * rows.row_bytes / min_part_bytes, 1, std::min(team_->size(), count));
+  const size_t rows_per_part = (count + parts - 1) / parts;
+  std::atomic<bool> ok{true};
+  team_->run(parts, [&](size_t i) {
+    const size_t first = i * rows_per_part;
+    const size_t part = std::min(rows_per_part, count - std::min(first, count));
+    if (part && !copy_rows_part(pid_, rows, first, part, local + first * rows.row_bytes, reads)) ok = false;
+  });
+  return ok;
+}
+
+bool PeerMemory::read_rows(const PeerRows& rows, void* local) const {
+  return copy_rows(rows, static_cast<std::byte*>(local), true);
+}
+
+bool PeerMemory::write_rows(const PeerRows& rows, const void* local) const {
+  return copy_rows(rows, static_cast<std::byte*>(const_cast<void*>(local)), false);
 }
 
 bool PeerMemory::read(uint64_t remote_address, void* local, size_t size) const {

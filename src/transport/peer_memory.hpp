@@ -62,6 +62,19 @@ class CopyTeam {
   bool stopping_ = false;
 };
 
+// Rows of another process's memory laid out with pitches (a box: `rows` rows per slice of
+// `row_bytes` each, the first at `address`), copied to or from packed local memory.
+struct PeerRows {
+  uint64_t address = 0;
+  size_t row_bytes = 0;
+  size_t rows = 0;
+  size_t slices = 0;
+  uint64_t row_pitch = 0;
+  uint64_t slice_pitch = 0;
+  // The remote address of row `index` (counted across slices).
+  uint64_t row(size_t index) const { return address + index / rows * slice_pitch + index % rows * row_pitch; }
+};
+
 // Another process's memory, reached with process_vm_readv/writev.
 class PeerMemory {
  public:
@@ -69,9 +82,13 @@ class PeerMemory {
   // False when the process is gone or does not let us in (errno says why).
   bool read(uint64_t remote_address, void* local, size_t size) const;
   bool write(uint64_t remote_address, const void* local, size_t size) const;
+  // A box of rows, gathered into (or scattered from) packed local memory: many rows per system call.
+  bool read_rows(const PeerRows& rows, void* local) const;
+  bool write_rows(const PeerRows& rows, const void* local) const;
 
  private:
   bool copy(uint64_t remote_address, void* local, size_t size, bool reads) const;
+  bool copy_rows(const PeerRows& rows, std::byte* local, bool reads) const;
 
   pid_t pid_;
   CopyTeam* team_;

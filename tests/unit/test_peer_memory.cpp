@@ -2,6 +2,7 @@
 // pid needs no permission, so the splitting over a team of threads is checked for real.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -42,6 +43,45 @@ TEST_CASE("PeerMemory reports memory it cannot reach", "[peer-memory]") {
   const PeerMemory self(::getpid(), team);
   std::vector<unsigned char> target(64);
   CHECK_FALSE(self.read(8, target.data(), target.size()));  // the first page is never mapped
+}
+
+TEST_CASE("PeerMemory gathers and scatters rows laid out with pitches", "[peer-memory]") {
+  using hivecl::transport::PeerRows;
+  for (size_t threads : {1, 3}) {
+    CopyTeam team(threads);
+    const PeerMemory self(::getpid(), team);
+    // 3 slices of 1500 rows of 700 bytes, rows 1000 bytes apart, slices 1.6 MB apart: more rows
+    // than one system call takes (IOV_MAX), over several threads.
+    constexpr size_t row = 700, rows = 1500, slices = 3, row_pitch = 1000, slice_pitch = 1'600'000;
+    const auto remote = pattern(slice_pitch * slices, static_cast<unsigned>(threads));
+    const PeerRows box{.address = reinterpret_cast<uint64_t>(remote.data()) + 13, .row_bytes = row, .rows = rows,
+                       .slices = slices, .row_pitch = row_pitch, .slice_pitch = slice_pitch};
+    std::vector<unsigned char> packed(row * rows * slices), expected;
+    for (size_t index = 0; index < rows * slices; ++index) {
+      const auto* from = remote.data() + (box.row(index) - reinterpret_cast<uint64_t>(remote.data()));
+      expected.insert(expected.end(), from, from + row);
+    }
+    REQUIRE(self.read_rows(box, packed.data()));
+    CHECK(packed == expected);
+    std::vector<unsigned char> scattered(remote.size(), 0);
+    PeerRows into = box;
+    into.address = reinterpret_cast<uint64_t>(scattered.data()) + 13;
+    REQUIRE(self.write_rows(into, packed.data()));
+    for (size_t index = 0; index < rows * slices; index += 499) {
+      const size_t at = into.row(index) - reinterpret_cast<uint64_t>(scattered.data());
+      CHECK(std::equal(scattered.begin() + at, scattered.begin() + at + row, packed.begin() + index * row));
+      CHECK(scattered[at + row] == 0);  // the bytes between rows stay
+    }
+  }
+}
+
+TEST_CASE("PeerMemory reports rows it cannot reach", "[peer-memory]") {
+  CopyTeam team(2);
+  const PeerMemory self(::getpid(), team);
+  std::vector<unsigned char> target(64 * 4);
+  const hivecl::transport::PeerRows unmapped{.address = 8, .row_bytes = 64, .rows = 4, .slices = 1,
+                                             .row_pitch = 128, .slice_pitch = 512};
+  CHECK_FALSE(self.read_rows(unmapped, target.data()));
 }
 
 TEST_CASE("the data_path setting accepts auto, mpi, memory and shm only", "[peer-memory]") {

@@ -1,6 +1,7 @@
-// A proxy session's answers to requests that name memory they may not (proxy/memory.cpp's
-// CreateBuffer): run by the session's own worker against the native runtime, with a link that
-// records the replies' statuses. The session must refuse such a request and serve on.
+// A proxy session's answers to requests that name the client's memory (a buffer's initial data,
+// rectangular and image transfers in place): run by the session's own worker against the native
+// runtime, with a link that records the replies' statuses. The session must refuse what the data
+// path does not allow and serve on, and do what it allows.
 #include <CL/cl.h>
 
 #include <chrono>
@@ -23,7 +24,8 @@ using namespace hivecl::protocol;
 
 namespace {
 
-// Records the status of each reply by sequence; bulk data is never asked for here.
+// Records the status of each reply, and of each read's data, by sequence; bulk data is never
+// asked for over the link here.
 class RecordingLink final : public proxy::ClientLink {
  public:
   void listen(std::function<void(Bytes&&)>, std::function<bool()>) override {}
@@ -36,7 +38,11 @@ class RecordingLink final : public proxy::ClientLink {
     arrived_.notify_all();
   }
   void send_chunk(uint64_t, const std::byte*, size_t, std::function<void()> sent) override { sent(); }
-  void send_status(uint64_t, cl_int) override {}
+  void send_status(uint64_t sequence, cl_int status) override {
+    std::lock_guard lock(mutex_);
+    data_statuses_[sequence] = status;
+    arrived_.notify_all();
+  }
   std::shared_ptr<transport::Completion> receive_chunk(uint64_t, std::byte*, size_t) override {
     auto completion = std::make_shared<transport::Completion>();
     completion->complete(transport::OpStatus::failed);
@@ -46,17 +52,22 @@ class RecordingLink final : public proxy::ClientLink {
   void forget() override {}
 
   // The status of reply `sequence`, waiting for it up to ten seconds.
-  cl_int status_of(uint64_t sequence) {
-    std::unique_lock lock(mutex_);
-    const bool came = arrived_.wait_for(lock, std::chrono::seconds(10), [&] { return statuses_.count(sequence) != 0; });
-    REQUIRE(came);
-    return statuses_[sequence];
-  }
+  cl_int status_of(uint64_t sequence) { return wait_for(statuses_, sequence); }
+  // The status that ends request `sequence`'s data (reads), waiting as long.
+  cl_int data_status_of(uint64_t sequence) { return wait_for(data_statuses_, sequence); }
 
  private:
+  cl_int wait_for(std::map<uint64_t, cl_int>& statuses, uint64_t sequence) {
+    std::unique_lock lock(mutex_);
+    const bool came = arrived_.wait_for(lock, std::chrono::seconds(10), [&] { return statuses.count(sequence) != 0; });
+    REQUIRE(came);
+    return statuses[sequence];
+  }
+
   std::mutex mutex_;
   std::condition_variable arrived_;
   std::map<uint64_t, cl_int> statuses_;
+  std::map<uint64_t, cl_int> data_statuses_;
 };
 
 template <class M>
@@ -142,14 +153,16 @@ TEST_CASE("Rectangular and image transfers in the application's memory are refus
   }
 }
 
-TEST_CASE("On the memory data path, a rectangular transfer in the client's memory with its pitches is refused",
-          "[session][bad-input]") {
+TEST_CASE("On the memory data path, the proxy scatters a box's rows into the client's memory with its pitches, "
+          "and refuses a blocking transfer in place", "[session][bad-input]") {
   const Config config;
   auto devices = proxy::find_native_devices(config);
   REQUIRE(!devices.empty());
   proxy::Server server(config, std::move(devices));
   auto link = std::make_shared<RecordingLink>();
-  std::vector<std::byte> host(1024);  // this process plays the client: its memory is reachable
+  // This process plays the client: its memory is reachable. A 64 x 4 box, rows 128 bytes apart.
+  std::vector<std::byte> contents(256), rows(512, std::byte{0xEE});
+  for (size_t i = 0; i < contents.size(); ++i) contents[i] = std::byte(i * 3 + 1);
   {
     proxy::Session session(1, link, server);
     session.set_greeted("test", ::getpid());
@@ -159,16 +172,22 @@ TEST_CASE("On the memory data path, a rectangular transfer in the client's memor
     constexpr ObjectId context = first_session_id, queue = context + 1, buffer = context + 2;
     session.deliver(frame_of<CreateContext>(1, {.id = context, .devices = {1}}));
     session.deliver(frame_of<CreateCommandQueue>(2, {.id = queue, .context = context, .device = 1}));
-    session.deliver(frame_of<CreateBuffer>(3, {.id = buffer, .context = context, .flags = CL_MEM_READ_WRITE,
-                                               .size = 4096}));
+    session.deliver(frame_of<CreateBuffer>(3, {.id = buffer, .context = context,
+                                               .flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, .size = 256,
+                                               .with_data = true,
+                                               .host_address = reinterpret_cast<uint64_t>(contents.data())}));
     const BufferBox box{.origin = {0, 0, 0}, .region = {64, 4, 1}, .row_pitch = 64, .slice_pitch = 256};
-    const uint64_t address = reinterpret_cast<uint64_t>(host.data());
+    const uint64_t address = reinterpret_cast<uint64_t>(rows.data());
     session.deliver(frame_of<ReadBufferRect>(4, {.queue = queue, .mem = buffer, .box = box, .host_address = address,
                                                  .in_place = {.used = true, .row_pitch = 128, .blocking = true}}));
-    session.deliver(frame_of<Finish>(5, {.queue = queue}));
+    session.deliver(frame_of<ReadBufferRect>(5, {.queue = queue, .mem = buffer, .box = box, .host_address = address,
+                                                 .in_place = {.used = true, .row_pitch = 128, .slice_pitch = 512}}));
     for (uint64_t sequence = 1; sequence <= 3; ++sequence) CHECK(link->status_of(sequence) == CL_SUCCESS);
     CHECK(link->status_of(4) == CL_INVALID_VALUE);
     CHECK(link->status_of(5) == CL_SUCCESS);
+    CHECK(link->data_status_of(5) == CL_SUCCESS);  // after the data
+    for (size_t y = 0; y < 4; ++y)
+      for (size_t x = 0; x < 128; ++x) CHECK(rows[y * 128 + x] == (x < 64 ? contents[y * 64 + x] : std::byte{0xEE}));
     session.deliver(frame_of<Goodbye>(6, {}));
   }
 }
