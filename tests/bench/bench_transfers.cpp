@@ -114,40 +114,43 @@ double creation_rate(const Side& side, const Fixture& fixture, size_t bytes) {
   return rate;
 }
 
-// GB/s of `count` rectangular transfers of half of every row of `bytes` of ordinary host memory
-// (rows of rect_row_bytes) to or from the buffer's start, packed, non-blocking then clFinish.
+// GB/s of `count` non-blocking transfers of `bytes` each (`enqueue` makes one), then clFinish.
+template <class Enqueue>
+double window_rate(const Side& side, size_t bytes, size_t count, const char* what, Enqueue enqueue) {
+  const auto start = Clock::now();
+  for (size_t i = 0; i < count; ++i) check(enqueue(), what);
+  check(clFinish(side.queue), "clFinish");
+  return static_cast<double>(bytes) * static_cast<double>(count) / seconds_since(start) / 1e9;
+}
+
+// Rectangular transfers of half of every row of `bytes` of ordinary host memory (rows of
+// rect_row_bytes) to or from the buffer's start, packed.
 double rect_rate(const Side& side, const Fixture& fixture, bool writes, size_t bytes, size_t count) {
   const size_t origin[3] = {0, 0, 0};
   const size_t region[3] = {rect_row_bytes / 2, bytes / rect_row_bytes, 1};
   char* host = const_cast<char*>(fixture.ordinary.data());
-  const auto start = Clock::now();
-  for (size_t i = 0; i < count; ++i) {
-    check(writes ? clEnqueueWriteBufferRect(side.queue, fixture.device, CL_FALSE, origin, origin, region, 0, 0,
-                                            rect_row_bytes, 0, host, 0, nullptr, nullptr)
-                 : clEnqueueReadBufferRect(side.queue, fixture.device, CL_FALSE, origin, origin, region, 0, 0,
-                                           rect_row_bytes, 0, host, 0, nullptr, nullptr),
-          writes ? "clEnqueueWriteBufferRect" : "clEnqueueReadBufferRect");
-  }
-  check(clFinish(side.queue), "clFinish");
-  return static_cast<double>(region[0] * region[1]) * static_cast<double>(count) / seconds_since(start) / 1e9;
+  return window_rate(side, region[0] * region[1], count, writes ? "clEnqueueWriteBufferRect" : "clEnqueueReadBufferRect",
+                     [&] {
+                       return writes ? clEnqueueWriteBufferRect(side.queue, fixture.device, CL_FALSE, origin, origin,
+                                                                region, 0, 0, rect_row_bytes, 0, host, 0, nullptr,
+                                                                nullptr)
+                                     : clEnqueueReadBufferRect(side.queue, fixture.device, CL_FALSE, origin, origin,
+                                                               region, 0, 0, rect_row_bytes, 0, host, 0, nullptr,
+                                                               nullptr);
+                     });
 }
 
-// GB/s of `count` transfers of the whole image from or to packed ordinary host memory,
-// non-blocking then clFinish.
+// Transfers of the whole image from or to packed ordinary host memory.
 double image_rate(const Side& side, const Fixture& fixture, bool writes, size_t bytes, size_t count) {
   const size_t origin[3] = {0, 0, 0};
   const size_t region[3] = {image_row_bytes / 4, bytes / image_row_bytes, 1};
   char* host = const_cast<char*>(fixture.ordinary.data());
-  const auto start = Clock::now();
-  for (size_t i = 0; i < count; ++i) {
-    check(writes ? clEnqueueWriteImage(side.queue, fixture.image, CL_FALSE, origin, region, 0, 0, host, 0, nullptr,
-                                       nullptr)
-                 : clEnqueueReadImage(side.queue, fixture.image, CL_FALSE, origin, region, 0, 0, host, 0, nullptr,
-                                      nullptr),
-          writes ? "clEnqueueWriteImage" : "clEnqueueReadImage");
-  }
-  check(clFinish(side.queue), "clFinish");
-  return static_cast<double>(bytes) * static_cast<double>(count) / seconds_since(start) / 1e9;
+  return window_rate(side, bytes, count, writes ? "clEnqueueWriteImage" : "clEnqueueReadImage", [&] {
+    return writes ? clEnqueueWriteImage(side.queue, fixture.image, CL_FALSE, origin, region, 0, 0, host, 0, nullptr,
+                                        nullptr)
+                  : clEnqueueReadImage(side.queue, fixture.image, CL_FALSE, origin, region, 0, 0, host, 0, nullptr,
+                                       nullptr);
+  });
 }
 
 }  // namespace

@@ -78,116 +78,108 @@ Bytes frame_of(uint64_t sequence, const typename M::Request& request) {
   return frame;
 }
 
+std::vector<proxy::NativeDevice> native_devices(const Config& config) {
+  auto devices = proxy::find_native_devices(config);
+  REQUIRE(!devices.empty());
+  return devices;
+}
+
+// A session of its own on the native runtime, started, with a link that records its answers.
+// Its data path is MPI (as until a Hello says otherwise) unless `path` is given; `pid` is the
+// client's. The session's worker is joined, its objects released, when it goes.
+struct StartedSession {
+  explicit StartedSession(std::unique_ptr<proxy::DataPath> path = nullptr, int32_t pid = 0)
+      : server(config, native_devices(config)), session(1, link, server) {
+    session.set_greeted("test", pid);
+    if (path) session.set_data_path(std::move(path));
+    session.start();
+  }
+  template <class M>
+  void send(uint64_t sequence, const typename M::Request& request) {
+    session.deliver(frame_of<M>(sequence, request));
+  }
+
+  const Config config;
+  proxy::Server server;
+  std::shared_ptr<RecordingLink> link = std::make_shared<RecordingLink>();
+  proxy::Session session;
+};
+
 }  // namespace
 
 TEST_CASE("A buffer's initial data named by address is refused off the memory path, and the session serves on",
           "[session][bad-input]") {
-  const Config config;
-  auto devices = proxy::find_native_devices(config);
-  REQUIRE(!devices.empty());
-  proxy::Server server(config, std::move(devices));
-  auto link = std::make_shared<RecordingLink>();
-  {
-    proxy::Session session(1, link, server);  // its data path is MPI until a Hello says otherwise
-    session.set_greeted("test", 0);
-    session.start();
-    constexpr ObjectId context = first_session_id, forged = context + 1, unnamed = context + 2, plain = context + 3;
-    session.deliver(frame_of<CreateContext>(1, {.id = context, .devices = {1}}));
-    session.deliver(frame_of<CreateBuffer>(2, {.id = forged, .context = context,
-                                               .flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, .size = 4096,
-                                               .with_data = true, .host_address = 0x10000}));
-    session.deliver(frame_of<CreateBuffer>(3, {.id = unnamed, .context = context, .flags = CL_MEM_READ_WRITE,
-                                               .size = 4096, .host_address = 0x10000}));
-    session.deliver(frame_of<CreateBuffer>(4, {.id = plain, .context = context, .flags = CL_MEM_READ_WRITE,
-                                               .size = 4096}));
-    CHECK(link->status_of(1) == CL_SUCCESS);
-    CHECK(link->status_of(2) == CL_INVALID_VALUE);
-    CHECK(link->status_of(3) == CL_INVALID_VALUE);
-    CHECK(link->status_of(4) == CL_SUCCESS);
-    CHECK(session.usage().objects() == 2);  // the context and the plain buffer
-    session.deliver(frame_of<Goodbye>(5, {}));
-  }  // the session's worker is joined, its objects released
+  StartedSession test;
+  constexpr ObjectId context = first_session_id, forged = context + 1, unnamed = context + 2, plain = context + 3;
+  test.send<CreateContext>(1, {.id = context, .devices = {1}});
+  test.send<CreateBuffer>(2, {.id = forged, .context = context, .flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                              .size = 4096, .with_data = true, .host_address = 0x10000});
+  test.send<CreateBuffer>(3, {.id = unnamed, .context = context, .flags = CL_MEM_READ_WRITE, .size = 4096,
+                              .host_address = 0x10000});
+  test.send<CreateBuffer>(4, {.id = plain, .context = context, .flags = CL_MEM_READ_WRITE, .size = 4096});
+  CHECK(test.link->status_of(1) == CL_SUCCESS);
+  CHECK(test.link->status_of(2) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(3) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(4) == CL_SUCCESS);
+  CHECK(test.session.usage().objects() == 2);  // the context and the plain buffer
+  test.send<Goodbye>(5, {});
 }
 
 TEST_CASE("Rectangular and image transfers in the application's memory are refused off the in-process path, "
           "and the session serves on", "[session][bad-input]") {
-  const Config config;
-  auto devices = proxy::find_native_devices(config);
-  REQUIRE(!devices.empty());
-  proxy::Server server(config, std::move(devices));
-  auto link = std::make_shared<RecordingLink>();
-  {
-    proxy::Session session(1, link, server);  // its data path is MPI until a Hello says otherwise
-    session.set_greeted("test", 0);
-    session.start();
-    constexpr ObjectId context = first_session_id, queue = context + 1, buffer = context + 2, image = context + 3;
-    session.deliver(frame_of<CreateContext>(1, {.id = context, .devices = {1}}));
-    session.deliver(frame_of<CreateCommandQueue>(2, {.id = queue, .context = context, .device = 1}));
-    session.deliver(frame_of<CreateBuffer>(3, {.id = buffer, .context = context, .flags = CL_MEM_READ_WRITE,
-                                               .size = 4096}));
-    session.deliver(frame_of<CreateImage>(
-        4, {.id = image, .context = context, .flags = CL_MEM_READ_WRITE,
-            .format = {CL_RGBA, CL_UNSIGNED_INT8}, .shape = {.type = CL_MEM_OBJECT_IMAGE2D, .width = 16, .height = 16}}));
-    const BufferBox box{.origin = {0, 0, 0}, .region = {64, 4, 1}, .row_pitch = 64, .slice_pitch = 256};
-    // The address alone would be refused on this path as for any transfer (check_data_path).
-    const InPlace forged{.used = true, .row_pitch = 128, .slice_pitch = 512, .blocking = true};
-    const InPlace pitches_alone{.row_pitch = 128};
-    const Coordinates origin{0, 0, 0}, region{16, 16, 1};
-    session.deliver(frame_of<ReadBufferRect>(
-        5, {.queue = queue, .mem = buffer, .box = box, .in_place = forged}));
-    session.deliver(frame_of<WriteBufferRect>(
-        6, {.queue = queue, .mem = buffer, .box = box, .in_place = forged}));
-    session.deliver(frame_of<ReadImage>(7, {.queue = queue, .image = image, .origin = origin, .region = region,
-                                            .in_place = forged}));
-    session.deliver(frame_of<WriteImage>(8, {.queue = queue, .image = image, .origin = origin, .region = region,
-                                             .data_bytes = 1024, .in_place = forged}));
-    session.deliver(frame_of<ReadBufferRect>(9, {.queue = queue, .mem = buffer, .box = box,
-                                                 .in_place = pitches_alone}));
-    session.deliver(frame_of<ReadImage>(10, {.queue = queue, .image = image, .origin = origin, .region = region,
-                                             .in_place = pitches_alone}));
-    session.deliver(frame_of<Finish>(11, {.queue = queue}));
-    for (uint64_t sequence = 1; sequence <= 4; ++sequence) CHECK(link->status_of(sequence) == CL_SUCCESS);
-    for (uint64_t sequence = 5; sequence <= 10; ++sequence) CHECK(link->status_of(sequence) == CL_INVALID_VALUE);
-    CHECK(link->status_of(11) == CL_SUCCESS);
-    session.deliver(frame_of<Goodbye>(12, {}));
-  }
+  StartedSession test;
+  constexpr ObjectId context = first_session_id, queue = context + 1, buffer = context + 2, image = context + 3;
+  test.send<CreateContext>(1, {.id = context, .devices = {1}});
+  test.send<CreateCommandQueue>(2, {.id = queue, .context = context, .device = 1});
+  test.send<CreateBuffer>(3, {.id = buffer, .context = context, .flags = CL_MEM_READ_WRITE, .size = 4096});
+  test.send<CreateImage>(4, {.id = image, .context = context, .flags = CL_MEM_READ_WRITE,
+                             .format = {CL_RGBA, CL_UNSIGNED_INT8},
+                             .shape = {.type = CL_MEM_OBJECT_IMAGE2D, .width = 16, .height = 16}});
+  const BufferBox box{.origin = {0, 0, 0}, .region = {64, 4, 1}, .row_pitch = 64, .slice_pitch = 256};
+  // The address alone would be refused on this path as for any transfer (check_data_path).
+  const InPlace forged{.used = true, .row_pitch = 128, .slice_pitch = 512, .blocking = true};
+  const InPlace pitches_alone{.row_pitch = 128};
+  const Coordinates origin{0, 0, 0}, region{16, 16, 1};
+  test.send<ReadBufferRect>(5, {.queue = queue, .mem = buffer, .box = box, .in_place = forged});
+  test.send<WriteBufferRect>(6, {.queue = queue, .mem = buffer, .box = box, .in_place = forged});
+  test.send<ReadImage>(7, {.queue = queue, .image = image, .origin = origin, .region = region, .in_place = forged});
+  test.send<WriteImage>(8, {.queue = queue, .image = image, .origin = origin, .region = region, .data_bytes = 1024,
+                            .in_place = forged});
+  test.send<ReadBufferRect>(9, {.queue = queue, .mem = buffer, .box = box, .in_place = pitches_alone});
+  test.send<ReadImage>(10, {.queue = queue, .image = image, .origin = origin, .region = region,
+                            .in_place = pitches_alone});
+  test.send<Finish>(11, {.queue = queue});
+  for (uint64_t sequence = 1; sequence <= 4; ++sequence) CHECK(test.link->status_of(sequence) == CL_SUCCESS);
+  for (uint64_t sequence = 5; sequence <= 10; ++sequence) CHECK(test.link->status_of(sequence) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(11) == CL_SUCCESS);
+  test.send<Goodbye>(12, {});
 }
 
 TEST_CASE("On the memory data path, the proxy scatters a box's rows into the client's memory with its pitches, "
           "and refuses a blocking transfer in place", "[session][bad-input]") {
-  const Config config;
-  auto devices = proxy::find_native_devices(config);
-  REQUIRE(!devices.empty());
-  proxy::Server server(config, std::move(devices));
-  auto link = std::make_shared<RecordingLink>();
   // This process plays the client: its memory is reachable. A 64 x 4 box, rows 128 bytes apart.
   std::vector<std::byte> contents(256), rows(512, std::byte{0xEE});
   for (size_t i = 0; i < contents.size(); ++i) contents[i] = std::byte(i * 3 + 1);
-  {
-    proxy::Session session(1, link, server);
-    session.set_greeted("test", ::getpid());
-    session.set_data_path(
-        std::make_unique<proxy::MemoryDataPath>(transport::PeerMemory(::getpid(), proxy::copy_team(1))));
-    session.start();
-    constexpr ObjectId context = first_session_id, queue = context + 1, buffer = context + 2;
-    session.deliver(frame_of<CreateContext>(1, {.id = context, .devices = {1}}));
-    session.deliver(frame_of<CreateCommandQueue>(2, {.id = queue, .context = context, .device = 1}));
-    session.deliver(frame_of<CreateBuffer>(3, {.id = buffer, .context = context,
-                                               .flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, .size = 256,
-                                               .with_data = true,
-                                               .host_address = reinterpret_cast<uint64_t>(contents.data())}));
-    const BufferBox box{.origin = {0, 0, 0}, .region = {64, 4, 1}, .row_pitch = 64, .slice_pitch = 256};
-    const uint64_t address = reinterpret_cast<uint64_t>(rows.data());
-    session.deliver(frame_of<ReadBufferRect>(4, {.queue = queue, .mem = buffer, .box = box, .host_address = address,
-                                                 .in_place = {.used = true, .row_pitch = 128, .blocking = true}}));
-    session.deliver(frame_of<ReadBufferRect>(5, {.queue = queue, .mem = buffer, .box = box, .host_address = address,
-                                                 .in_place = {.used = true, .row_pitch = 128, .slice_pitch = 512}}));
-    for (uint64_t sequence = 1; sequence <= 3; ++sequence) CHECK(link->status_of(sequence) == CL_SUCCESS);
-    CHECK(link->status_of(4) == CL_INVALID_VALUE);
-    CHECK(link->status_of(5) == CL_SUCCESS);
-    CHECK(link->data_status_of(5) == CL_SUCCESS);  // after the data
-    for (size_t y = 0; y < 4; ++y)
-      for (size_t x = 0; x < 128; ++x) CHECK(rows[y * 128 + x] == (x < 64 ? contents[y * 64 + x] : std::byte{0xEE}));
-    session.deliver(frame_of<Goodbye>(6, {}));
-  }
+  StartedSession test(std::make_unique<proxy::MemoryDataPath>(transport::PeerMemory(::getpid(), proxy::copy_team(1))),
+                      ::getpid());
+  constexpr ObjectId context = first_session_id, queue = context + 1, buffer = context + 2;
+  test.send<CreateContext>(1, {.id = context, .devices = {1}});
+  test.send<CreateCommandQueue>(2, {.id = queue, .context = context, .device = 1});
+  test.send<CreateBuffer>(3, {.id = buffer, .context = context, .flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                              .size = 256, .with_data = true,
+                              .host_address = reinterpret_cast<uint64_t>(contents.data())});
+  const BufferBox box{.origin = {0, 0, 0}, .region = {64, 4, 1}, .row_pitch = 64, .slice_pitch = 256};
+  const uint64_t address = reinterpret_cast<uint64_t>(rows.data());
+  test.send<ReadBufferRect>(4, {.queue = queue, .mem = buffer, .box = box, .host_address = address,
+                                .in_place = {.used = true, .row_pitch = 128, .blocking = true}});
+  test.send<ReadBufferRect>(5, {.queue = queue, .mem = buffer, .box = box, .host_address = address,
+                                .in_place = {.used = true, .row_pitch = 128, .slice_pitch = 512}});
+  for (uint64_t sequence = 1; sequence <= 3; ++sequence) CHECK(test.link->status_of(sequence) == CL_SUCCESS);
+  CHECK(test.link->status_of(4) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(5) == CL_SUCCESS);
+  CHECK(test.link->data_status_of(5) == CL_SUCCESS);  // after the data
+  for (size_t y = 0; y < 4; ++y)
+    for (size_t x = 0; x < 128; ++x)
+      CHECK(rows[y * 128 + x] == (x < 64 ? contents[y * 64 + x] : std::byte{0xEE}));
+  test.send<Goodbye>(6, {});
 }
