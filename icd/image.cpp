@@ -224,11 +224,12 @@ HostRange span(const void* pointer, const HostLayout& layout, size_t element, co
 }
 
 // In-process the native runtime applies a layout itself: its pitches as the native calls take
-// them (a 1D array's step from one image to the next is its slice pitch).
+// them. A 1D array's step from one image to the next is its slice pitch by the specification,
+// its row pitch for PoCL 3.1 and NVIDIA (found with the CTS's enqueue_map_image): both are set.
 InPlace in_place(cl_mem_object_type type, const HostLayout& layout, bool blocking) {
   InPlace in_place{.used = true, .blocking = blocking};
   if (type == CL_MEM_OBJECT_IMAGE1D_ARRAY) {
-    in_place.slice_pitch = layout.row_step;
+    in_place.row_pitch = in_place.slice_pitch = layout.row_step;
   } else if (type != CL_MEM_OBJECT_IMAGE1D && type != CL_MEM_OBJECT_IMAGE1D_BUFFER) {
     in_place.row_pitch = layout.row_step;
     if (type != CL_MEM_OBJECT_IMAGE2D) in_place.slice_pitch = layout.slice_step;
