@@ -1,6 +1,7 @@
 // Images on the client side: creation, queries, transfers, copies, fills and mappings.
-// Host data travels packed; the application's row and slice pitches are applied here, on
-// the side that holds its memory.
+// Transfers leave the application's memory where it is in-process (the native call) and on the
+// memory data path (the proxy gathers or scatters its rows); over MPI host data travels packed,
+// the application's row and slice pitches applied here, on the side that holds its memory.
 #include <CL/cl.h>
 
 #include <algorithm>

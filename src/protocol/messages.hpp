@@ -348,8 +348,8 @@ struct CreateSubBuffer {
 };
 
 // A box of a buffer: origin and region in bytes, rows and slices, with the buffer's pitches.
-// The host side of a rectangular transfer always travels packed (row pitch region[0], slice
-// pitch region[0] * region[1]): the side that holds the host pointer applies its pitches.
+// The host side of a rectangular transfer is packed (row pitch region[0], slice pitch
+// region[0] * region[1]) unless it stays in place (InPlace).
 struct BufferBox {
   std::vector<uint64_t> origin;  // 3 values
   std::vector<uint64_t> region;  // 3 values
@@ -825,8 +825,8 @@ struct Coordinates {
   HIVECL_FIELDS(x, y, z)
 };
 
-// A cl_image_desc without its pitches: host data always travels tightly packed (the client
-// applies the application's pitches).
+// A cl_image_desc without its pitches: an image's initial host data travels tightly packed (the
+// client applies the application's pitches).
 struct ImageShape {
   uint32_t type = 0;  // cl_mem_object_type
   uint64_t width = 0, height = 0, depth = 0, array_size = 0;
