@@ -336,9 +336,15 @@ struct HostBox {
 
   size_t packed_bytes() const { return region[0] * region[1] * region[2]; }
   std::byte* first() const { return base + origin[2] * slice_pitch + origin[1] * row_pitch + origin[0]; }
-  // The pitches, from the box's first byte, for a transfer of the rows where they are (InPlace).
-  InPlace in_place(bool blocking) const {
-    return {.used = true, .row_pitch = row_pitch, .slice_pitch = slice_pitch, .blocking = blocking};
+  // In-process and on the memory data path the rows stay where they are: `request` names them
+  // with their pitches (InPlace; `blocking` counts in-process only). Whether it does.
+  template <class Request>
+  bool place(Request& request, const Connection* connection, bool blocking) const {
+    if (!connection->moves_by_memory()) return false;
+    request.host_address = reinterpret_cast<uint64_t>(first());
+    request.in_place = {.used = true, .row_pitch = row_pitch, .slice_pitch = slice_pitch,
+                        .blocking = blocking && connection->in_process()};
+    return true;
   }
   // The memory the box spans, from its first byte to its last.
   HostRange span() const {
@@ -376,17 +382,10 @@ void read_rect_into(EnqueuedCommand& command, const _cl_mem* mem, const BufferBo
   Connection* connection = command.connection();
   const ObjectId id = use_mem(mem, command, Access::reads, box_begin(box), box_span(box));
   ReadBufferRect::Request request{.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail()};
-  if (connection->in_process()) {
-    request.host_address = reinterpret_cast<uint64_t>(host.first());
-    request.in_place = host.in_place(blocking);
+  const bool in_place = host.place(request, connection, blocking);
+  if (connection->in_process())
     return transfer_in_place<ReadBufferRect>(command, request, CL_COMMAND_READ_BUFFER_RECT);
-  }
-  const bool in_place = connection->moves_by_memory();
   auto packed = in_place ? nullptr : std::make_shared<std::vector<std::byte>>(host.packed_bytes());
-  if (in_place) {
-    request.host_address = reinterpret_cast<uint64_t>(host.first());
-    request.in_place = host.in_place(false);
-  }
   uint64_t sequence = 0;
   connection->call<ReadBufferRect>(request, {}, &sequence);
   auto incoming = connection->receive(sequence, in_place ? host.first() : packed->data(), host.packed_bytes());
@@ -410,17 +409,12 @@ void write_rect_from(EnqueuedCommand& command, const _cl_mem* mem, const BufferB
   // The rows of the box are written, the bytes between them kept: all of its span must be here.
   const ObjectId id = use_mem(mem, command, Access::reads_writes, box_begin(box), box_span(box));
   WriteBufferRect::Request request{.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail()};
-  if (connection->in_process()) {
-    request.host_address = reinterpret_cast<uint64_t>(host.first());
-    request.in_place = host.in_place(blocking);
+  const bool in_place = host.place(request, connection, blocking);
+  if (connection->in_process())
     return transfer_in_place<WriteBufferRect>(command, request, CL_COMMAND_WRITE_BUFFER_RECT);
-  }
   command.queue()->settle(command.position(), host.span());  // the reads that fill this memory, as for a write
   std::vector<std::byte> packed;
-  if (connection->moves_by_memory()) {
-    request.host_address = reinterpret_cast<uint64_t>(host.first());
-    request.in_place = host.in_place(false);
-  } else {
+  if (!in_place) {
     packed.resize(host.packed_bytes());
     host.for_each_row(packed.data(), [&](const std::byte* row, std::byte* to) { std::memcpy(to, row, host.region[0]); });
   }

@@ -137,6 +137,12 @@ inline bool in_process(Session& session) { return session.data_path().kind() == 
 // The data at `host_address` in the client's memory, whole, fetched through the data path
 // into host memory of its own (memory.cpp).
 std::shared_ptr<HostBuffer> receive_data(Call& call, uint64_t host_address, uint64_t size);
+// Keeps `data` until the device is done with the command of `event` (memory.cpp).
+void hold_until_complete(cl_event event, std::shared_ptr<HostBuffer> data);
+// A read into host memory of its own (over MPI, a rectangle's or an image's): once the device has
+// filled `data`, it goes to the client chunk by chunk, then the read's status (memory.cpp).
+void deliver_when_filled(Session& session, cl_event event, const Replier& later, uint64_t host_address,
+                         std::shared_ptr<HostBuffer> data);
 // The native image of `id`; CL_INVALID_MEM_OBJECT for a buffer (image.cpp).
 cl_mem image_of(Session& session, protocol::ObjectId id);
 // clSetKernelArg of a sampler argument the client recorded (sampler.cpp).

@@ -64,18 +64,6 @@ uint64_t region_bytes(cl_mem image, const Coordinates& region) {
   return bytes;
 }
 
-// Hands the data of a finished read to the client in chunks, then its status.
-void deliver(Session& session, const Replier& later, uint64_t host_address, std::shared_ptr<HostBuffer> data,
-             cl_int status) {
-  const size_t chunk = session.chunk_bytes();
-  for (uint64_t offset = 0; offset < data->size; offset += chunk) {
-    const size_t piece = std::min<uint64_t>(chunk, data->size - offset);
-    session.data_path().deliver(later.sequence(), host_address, offset, data->data.get() + offset, piece,
-                                [data] {});
-  }
-  later.send_status(status);
-}
-
 // clEnqueueReadImage or clEnqueueWriteImage of a request's region, with host memory from `host`
 // on laid out with the host pitches given (0: packed; in_place.hpp).
 template <class Native, class Request>
@@ -126,11 +114,6 @@ void image_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem im
                     bind_image(native, image, request, reinterpret_cast<void*>(request.host_address), host.row_pitch,
                                host.slice_pitch),
                     enqueue, request.queue, request.tail.event, host.blocking, nullptr, status_to);
-}
-
-// Keeps `data` until the device is done with it.
-void hold_until_complete(cl_event event, std::shared_ptr<HostBuffer> data) {
-  when_complete(event, [data = std::move(data)](cl_int) {});
 }
 
 }  // namespace
@@ -223,9 +206,7 @@ void execute(Call& call, const ReadImage::Request& request, Replier later) {
       enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
   later.reply<ReadImage>(CL_SUCCESS);
-  when_complete(event, [&session, later, host_address = request.host_address, data](cl_int status) {
-    deliver(session, later, host_address, data, status);
-  });
+  deliver_when_filled(session, event, later, request.host_address, data);
   keep_event(call, request.tail.event, event);
 }
 

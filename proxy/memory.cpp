@@ -83,6 +83,24 @@ std::shared_ptr<HostBuffer> receive_data(Call& call, uint64_t host_address, uint
   return data;
 }
 
+void hold_until_complete(cl_event event, std::shared_ptr<HostBuffer> data) {
+  when_complete(event, [data = std::move(data)](cl_int) {});
+}
+
+void deliver_when_filled(Session& session, cl_event event, const Replier& later, uint64_t host_address,
+                         std::shared_ptr<HostBuffer> data) {
+  when_complete(event, [&session, later, host_address, data](cl_int status) {
+    const size_t chunk = session.chunk_bytes();
+    for (uint64_t offset = 0; offset < data->size; offset += chunk) {
+      const size_t piece = std::min<uint64_t>(chunk, data->size - offset);
+      // Each chunk holds the data until it is sent.
+      session.data_path().deliver(later.sequence(), host_address, offset, data->data.get() + offset, piece,
+                                  [data] {});
+    }
+    later.send_status(status < 0 ? status : CL_SUCCESS);
+  });
+}
+
 CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   Session& session = call.session;
   session.check_fresh(request.id, request.size);
@@ -477,7 +495,7 @@ void execute(Call& call, const WriteBufferRect::Request& request, Replier later)
   check(bind_packed_rect(clEnqueueWriteBufferRect, command.mem, request.box, data->data.get())(
       enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
-  when_complete(event, [data](cl_int) {});  // holds the data until the device has read it
+  hold_until_complete(event, data);
   keep_event(call, request.tail.event, event);
   later.reply<WriteBufferRect>(CL_SUCCESS);
 }
@@ -505,16 +523,7 @@ void execute(Call& call, const ReadBufferRect::Request& request, Replier later) 
       enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), &event));
   clFlush(enqueue.queue);
   later.reply<ReadBufferRect>(CL_SUCCESS);
-  DataPath& path = session.data_path();
-  const uint64_t address = request.host_address;
-  const size_t chunk = session.chunk_bytes();
-  when_complete(event, [data, later, &path, address, chunk](cl_int status) {
-    for (uint64_t offset = 0; offset < data->size; offset += chunk) {
-      const size_t size = std::min<uint64_t>(chunk, data->size - offset);
-      path.deliver(later.sequence(), address, offset, data->data.get() + offset, size, [data] {});  // holds it until sent
-    }
-    later.send_status(status < 0 ? status : CL_SUCCESS);
-  });
+  deliver_when_filled(session, event, later, request.host_address, data);
   keep_event(call, request.tail.event, event);
 }
 

@@ -164,8 +164,9 @@ bool PeerMemory::copy(uint64_t remote_address, void* local, size_t size, bool re
 
 bool PeerMemory::copy_rows(const PeerRows& rows, std::byte* local, bool reads) const {
   const size_t count = rows.rows * rows.slices;
-  if (rows.row_pitch == rows.row_bytes && rows.slice_pitch == rows.rows * rows.row_pitch)
-    return copy(rows.address, local, count * rows.row_bytes, reads);  // packed after all: one range
+  // Rows one after the other, in one slice or in slices one after the other: a single range.
+  if (rows.row_pitch == rows.row_bytes && (rows.slices == 1 || rows.slice_pitch == rows.rows * rows.row_pitch))
+    return copy(rows.address, local, count * rows.row_bytes, reads);
   const size_t parts = std::clamp<size_t>(count * rows.row_bytes / min_part_bytes, 1, std::min(team_->size(), count));
   const size_t rows_per_part = (count + parts - 1) / parts;
   std::atomic<bool> ok{true};

@@ -75,6 +75,21 @@ TEST_CASE("PeerMemory gathers and scatters rows laid out with pitches", "[peer-m
   }
 }
 
+TEST_CASE("PeerMemory copies rows that lie one after the other as one range, whatever the slice pitch",
+          "[peer-memory]") {
+  using hivecl::transport::PeerRows;
+  CopyTeam team(2);
+  const PeerMemory self(::getpid(), team);
+  const auto remote = pattern(64 * 1000, 5);
+  // One slice of 1000 rows of 64 bytes, rows 64 bytes apart (a piece of a packed box): the
+  // slice pitch (here the whole box's, larger) does not matter.
+  const PeerRows rows{.address = reinterpret_cast<uint64_t>(remote.data()), .row_bytes = 64, .rows = 1000,
+                      .slices = 1, .row_pitch = 64, .slice_pitch = 1 << 20};
+  std::vector<unsigned char> packed(remote.size());
+  REQUIRE(self.read_rows(rows, packed.data()));
+  CHECK(packed == remote);
+}
+
 TEST_CASE("PeerMemory reports rows it cannot reach", "[peer-memory]") {
   CopyTeam team(2);
   const PeerMemory self(::getpid(), team);
