@@ -149,21 +149,32 @@ _cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem);
 // Whose memory a write reads: the application's, or HiveCL's own (a mapping's shadow, which
 // may be freed once the call returns).
 enum class HostMemory { application, hivecl };
-// In-process, a rectangular or image transfer that the native runtime makes on the
-// application's memory itself (protocol::InPlace), as natively: a non-blocking one returns at
-// once, a blocking one once the command has ended (its status).
+// In-process, a command that the native runtime makes on the application's memory itself, as
+// natively: a rectangular or image transfer (protocol::InPlace), or a map (MapBuffer,
+// MapImage). A non-blocking one returns at once, a blocking one once the command has ended
+// (its status). Returns the reply.
 template <class M>
-void transfer_in_place(EnqueuedCommand& command, const typename M::Request& request, cl_command_type type) {
+typename M::Reply enqueue_in_process(EnqueuedCommand& command, const typename M::Request& request, bool blocking,
+                                     cl_command_type type) {
   Connection* connection = command.connection();
-  if (!request.in_place.blocking) {
-    connection->call<M>(request);
+  if (!blocking) {
+    auto reply = connection->call<M>(request);
     command.complete(type);
-    return;
+    return reply;
   }
-  const cl_int status = connection->call_blocking_transfer<M>(request);
+  typename M::Reply reply;
+  const cl_int status = connection->call_blocking_transfer<M>(request, &reply);
   command.complete(type);
   check(status);
   command.ended();
+  return reply;
+}
+// In-process, outside spanning contexts, memory objects are the native runtime's as natively: it
+// maps them itself (MapBuffer, MapImage) and uses their CL_MEM_USE_HOST_PTR memory. Elsewhere a
+// mapping is memory of HiveCL's own (or host_ptr), read at the map and written back at the
+// unmap, and the proxy keeps a copy of host_ptr's data.
+inline bool native_host_memory(const _cl_context* context) {
+  return !context->spans() && context->connection->in_process();
 }
 
 // --- images (image.cpp) and samplers (sampler.cpp) ---

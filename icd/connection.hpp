@@ -93,11 +93,12 @@ class Connection final : transport::InProcessClient {
   template <class M>
   void call_later(const typename M::Request& request, std::function<void(cl_int, const typename M::Reply&)> done,
                   std::span<const std::byte> bulk = {});
-  // In-process only: runs a blocking transfer's request (a read or write that waits for its
-  // command's end) and returns the status that ends its data, which comes, like the reply,
-  // in this thread before the request's run returns. A reply with an error throws as call().
+  // In-process only: runs a blocking transfer's request (a read, write or map that waits for
+  // its command's end) and returns the status that ends its data, which comes, like the reply
+  // (given in `reply` if not null), in this thread before the request's run returns. A reply
+  // with an error throws as call().
   template <class M>
-  cl_int call_blocking_transfer(const typename M::Request& request);
+  cl_int call_blocking_transfer(const typename M::Request& request, typename M::Reply* reply = nullptr);
   // Sends a request that has no reply.
   template <class M>
   void post(const typename M::Request& request);
@@ -249,10 +250,11 @@ typename M::Reply Connection::call(const typename M::Request& request, std::span
 }
 
 template <class M>
-cl_int Connection::call_blocking_transfer(const typename M::Request& request) {
+cl_int Connection::call_blocking_transfer(const typename M::Request& request, typename M::Reply* reply) {
   if (lost_) throw ClError{peer_lost_status};
   cl_int status = CL_SUCCESS;
-  run_in_process<M>(request, {}, nullptr, &status);
+  auto arrived = run_in_process<M>(request, {}, nullptr, &status);
+  if (reply) *reply = std::move(arrived);
   return status;
 }
 

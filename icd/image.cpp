@@ -169,12 +169,16 @@ cl_mem create_image(cl_context context, const cl_mem_properties* properties, cl_
   if (properties) mem->properties = {0};
   mem->image = ImageDescription{*format, *desc, element, layout.row_step, layout.slice_step};
   if (desc->buffer) mem->image_buffer = Ref<_cl_mem>(desc->buffer);
-  // As for buffers: the proxy keeps its own copy of host data; host access flags are enforced here.
+  // As for buffers: the proxy keeps its own copy of host data but where the native runtime uses
+  // it itself (native_host_memory); host access flags are enforced here.
+  const bool uses_natively = (flags & CL_MEM_USE_HOST_PTR) && native_host_memory(context);
   cl_mem_flags wire_flags = flags & ~host_access_flags;
-  if (flags & CL_MEM_USE_HOST_PTR) wire_flags = (wire_flags & ~CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR;
+  if ((flags & CL_MEM_USE_HOST_PTR) && !uses_natively)
+    wire_flags = (wire_flags & ~CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR;
+  const bool copies = host_ptr && !uses_natively;
   std::unique_ptr<std::byte[]> packed;
   const std::byte* data = static_cast<const std::byte*>(host_ptr);
-  if (host_ptr && !is_packed(layout, element, size)) {
+  if (copies && !is_packed(layout, element, size)) {
     packed.reset(new std::byte[mem->size]);
     copy_region(packed.get(), static_cast<std::byte*>(host_ptr), layout, element, size, false);
     data = packed.get();
@@ -182,12 +186,16 @@ cl_mem create_image(cl_context context, const cl_mem_properties* properties, cl_
   const ImageShape shape{.type = desc->image_type, .width = desc->image_width, .height = desc->image_height,
                          .depth = desc->image_depth, .array_size = desc->image_array_size,
                          .buffer = desc->buffer ? desc->buffer->id : no_object};
-  const uint64_t data_bytes = host_ptr ? mem->size : 0;
-  context->connection->call<CreateImage>(
-      {.id = mem->id, .context = context->id, .flags = wire_flags,
-       .format = {format->image_channel_order, format->image_channel_data_type}, .shape = shape,
-       .data_bytes = data_bytes},
-      std::span<const std::byte>(data, data_bytes));
+  const uint64_t data_bytes = copies ? mem->size : 0;
+  CreateImage::Request request{.id = mem->id, .context = context->id, .flags = wire_flags,
+                               .format = {format->image_channel_order, format->image_channel_data_type},
+                               .shape = shape, .data_bytes = data_bytes};
+  if (uses_natively) {
+    request.host_address = reinterpret_cast<uint64_t>(host_ptr);
+    request.row_pitch = desc->image_row_pitch;
+    request.slice_pitch = desc->image_slice_pitch;
+  }
+  context->connection->call<CreateImage>(request, std::span<const std::byte>(data, data_bytes));
   return publish(mem.release());
 }
 
@@ -252,7 +260,8 @@ void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& or
   if (connection->in_process()) {
     request.host_address = reinterpret_cast<uint64_t>(pointer);
     request.in_place = in_place(image_type, layout, blocking);
-    return transfer_in_place<ReadImage>(command, request, type);
+    enqueue_in_process<ReadImage>(command, request, request.in_place.blocking, type);
+    return;
   }
   const size_t element = image->image->element_size;
   const size_t bytes = packed_bytes(element, region);
@@ -273,22 +282,22 @@ void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& or
 }
 
 // Host memory laid out as `layout` to a region of the device; returns once the proxy holds it.
-// In-process the native runtime reads the application's memory itself, as natively (HiveCL's
-// own memory, which may go once the call returns, is sent as through a proxy); on the memory
-// data path the proxy gathers its rows itself. Over MPI it travels packed.
+// In-process the native runtime reads the application's memory itself, as natively (an image
+// in-process is mapped natively: no memory of HiveCL's own is written from); on the memory data
+// path the proxy gathers its rows itself. Over MPI it travels packed.
 void write_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& origin, const Sizes& region,
-                  const HostLayout& layout, const void* pointer, bool blocking, cl_command_type type,
-                  HostMemory memory) {
+                  const HostLayout& layout, const void* pointer, bool blocking, cl_command_type type) {
   const size_t element = image->image->element_size;
   const size_t bytes = packed_bytes(element, region);
   const cl_mem_object_type image_type = image->image->desc.image_type;
   Connection* connection = command.connection();
   WriteImage::Request request{.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
                               .region = coordinates(region), .tail = command.tail(), .data_bytes = bytes};
-  if (connection->in_process() && memory == HostMemory::application) {
+  if (connection->in_process()) {
     request.host_address = reinterpret_cast<uint64_t>(pointer);
     request.in_place = in_place(image_type, layout, blocking);
-    return transfer_in_place<WriteImage>(command, request, type);
+    enqueue_in_process<WriteImage>(command, request, request.in_place.blocking, type);
+    return;
   }
   // The reads before it that fill this memory must have filled it.
   command.queue()->settle(command.position(), span(pointer, layout, element, region));
@@ -330,6 +339,32 @@ _cl_mem::Mapping image_mapping(const _cl_mem* image, const Sizes& origin, const 
   return mapping;
 }
 
+// A mapping in memory of HiveCL's own (or host_ptr). As for buffers, a region mapped for writing
+// is fetched too, unless it is invalidated.
+_cl_mem::Mapping map_shadow(EnqueuedCommand& command, _cl_mem* image, bool blocking, cl_map_flags flags,
+                            const Sizes& origin, const Sizes& region) {
+  _cl_mem::Mapping mapping = image_mapping(image, origin, region, flags);
+  if (flags & CL_MAP_WRITE_INVALIDATE_REGION) {
+    enqueue_marker(command, CL_COMMAND_MAP_IMAGE, false);
+  } else {
+    read_region(command, image, mapping.origin, mapping.region, {mapping.row_step, mapping.slice_step},
+                mapping.pointer, blocking, CL_COMMAND_MAP_IMAGE);
+  }
+  return mapping;
+}
+
+// A mapping of the native runtime's own (native_host_memory), with the pitches it reports.
+_cl_mem::Mapping map_natively(EnqueuedCommand& command, const _cl_mem* image, bool blocking, cl_map_flags flags,
+                              const Sizes& origin, const Sizes& region) {
+  const MapImage::Reply reply = enqueue_in_process<MapImage>(
+      command,
+      {.queue = command.queue()->id, .image = image->id, .flags = flags, .origin = coordinates(origin),
+       .region = coordinates(region), .blocking = blocking, .tail = command.tail()},
+      blocking, CL_COMMAND_MAP_IMAGE);
+  return {.pointer = reinterpret_cast<std::byte*>(reply.address), .offset = 0, .size = 0, .flags = flags,
+          .row_step = reply.row_pitch, .slice_step = reply.slice_pitch};
+}
+
 // The pitches clEnqueueMapImage reports for a mapping.
 void report_pitches(const _cl_mem* image, const _cl_mem::Mapping& mapping, size_t* row_pitch, size_t* slice_pitch) {
   const cl_mem_object_type type = image->image->desc.image_type;
@@ -367,8 +402,7 @@ void unmap_image(EnqueuedCommand& command, _cl_mem* image, const _cl_mem::Mappin
   const bool written = mapping.flags == 0 || (mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
   if (written) {
     write_region(command, image, mapping.origin, mapping.region, {mapping.row_step, mapping.slice_step},
-                 mapping.pointer, false, CL_COMMAND_UNMAP_MEM_OBJECT,
-                 mapping.storage ? HostMemory::hivecl : HostMemory::application);
+                 mapping.pointer, false, CL_COMMAND_UNMAP_MEM_OBJECT);
   } else {
     command.queue()->settle(command.position());  // the mapping's data has arrived before its memory goes
     enqueue_marker(command, CL_COMMAND_UNMAP_MEM_OBJECT, false);
@@ -487,8 +521,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue command_que
     check_host_access(mem, false, true);
     const HostLayout layout = host_layout(mem->image->desc.image_type, mem->image->element_size, sizes_of(region),
                                           input_row_pitch, input_slice_pitch, CL_INVALID_VALUE);
-    write_region(command, mem, sizes_of(origin), sizes_of(region), layout, ptr, blocking_write, CL_COMMAND_WRITE_IMAGE,
-                 HostMemory::application);
+    write_region(command, mem, sizes_of(origin), sizes_of(region), layout, ptr, blocking_write, CL_COMMAND_WRITE_IMAGE);
   });
 }
 
@@ -585,15 +618,15 @@ CL_API_ENTRY void* CL_API_CALL clEnqueueMapImage(cl_command_queue command_queue,
                         type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
     if (!image_row_pitch || (sliced && !image_slice_pitch)) throw ClError{CL_INVALID_VALUE};
     check_map_flags(mem, map_flags);
-    _cl_mem::Mapping mapping = image_mapping(mem, sizes_of(origin), sizes_of(region), map_flags);
-    // As for buffers, a region mapped for writing is fetched too, unless it is invalidated.
-    if (map_flags & CL_MAP_WRITE_INVALIDATE_REGION) {
-      enqueue_marker(command, CL_COMMAND_MAP_IMAGE, false);
+    _cl_mem::Mapping mapping;
+    if (native_host_memory(mem->context.get())) {
+      mapping = map_natively(command, mem, blocking_map, map_flags, sizes_of(origin), sizes_of(region));
+      *image_row_pitch = mapping.row_step;
+      if (image_slice_pitch) *image_slice_pitch = mapping.slice_step;
     } else {
-      read_region(command, mem, mapping.origin, mapping.region, {mapping.row_step, mapping.slice_step},
-                  mapping.pointer, blocking_map, CL_COMMAND_MAP_IMAGE);
+      mapping = map_shadow(command, mem, blocking_map, map_flags, sizes_of(origin), sizes_of(region));
+      report_pitches(mem, mapping, image_row_pitch, image_slice_pitch);
     }
-    report_pitches(mem, mapping, image_row_pitch, image_slice_pitch);
     std::lock_guard lock(mem->mapping_mutex);
     mem->mappings.push_back(mapping);
     return mapping.pointer;

@@ -90,14 +90,17 @@ cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl
   if (flags & CL_MEM_USE_HOST_PTR) mem->host_ptr = host_ptr;
   if (properties) mem->properties = {0};
   if (context->spans()) mem->spread = new_spread(context, size, host_ptr != nullptr);
-  // The proxy keeps its own copy of a CL_MEM_USE_HOST_PTR buffer; mappings bring host_ptr up to date.
-  // Host access flags are enforced here: the proxy must read and write the buffer for any mapping.
+  // Except where the native runtime uses it itself (native_host_memory), the proxy keeps its own
+  // copy of a CL_MEM_USE_HOST_PTR buffer; mappings bring host_ptr up to date. Host access flags
+  // are enforced here: the proxy must read and write the buffer for any mapping.
+  const bool uses_natively = (flags & CL_MEM_USE_HOST_PTR) && native_host_memory(context);
   cl_mem_flags wire_flags = flags & ~host_access_flags;
-  if (flags & CL_MEM_USE_HOST_PTR) wire_flags = (wire_flags & ~CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR;
+  if ((flags & CL_MEM_USE_HOST_PTR) && !uses_natively)
+    wire_flags = (wire_flags & ~CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR;
   // On the memory data path the proxy reads the initial contents itself (in-process they are
   // read in place as the request's data; over MPI they are sent).
   Connection* const connection = context->connection;
-  const bool proxy_reads = host_ptr && connection->data_path() == transport::DataPath::memory;
+  const bool proxy_reads = uses_natively || (host_ptr && connection->data_path() == transport::DataPath::memory);
   const std::span<const std::byte> initial_data(static_cast<const std::byte*>(host_ptr),
                                                 host_ptr && !proxy_reads ? size : 0);
   connection->call<CreateBuffer>({.id = mem->id, .context = context->id, .flags = wire_flags, .size = size,
@@ -383,8 +386,10 @@ void read_rect_into(EnqueuedCommand& command, const _cl_mem* mem, const BufferBo
   const ObjectId id = use_mem(mem, command, Access::reads, box_begin(box), box_span(box));
   ReadBufferRect::Request request{.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail()};
   const bool in_place = host.place(request, connection, blocking);
-  if (connection->in_process())
-    return transfer_in_place<ReadBufferRect>(command, request, CL_COMMAND_READ_BUFFER_RECT);
+  if (connection->in_process()) {
+    enqueue_in_process<ReadBufferRect>(command, request, request.in_place.blocking, CL_COMMAND_READ_BUFFER_RECT);
+    return;
+  }
   auto packed = in_place ? nullptr : std::make_shared<std::vector<std::byte>>(host.packed_bytes());
   uint64_t sequence = 0;
   connection->call<ReadBufferRect>(request, {}, &sequence);
@@ -410,8 +415,10 @@ void write_rect_from(EnqueuedCommand& command, const _cl_mem* mem, const BufferB
   const ObjectId id = use_mem(mem, command, Access::reads_writes, box_begin(box), box_span(box));
   WriteBufferRect::Request request{.queue = command.queue()->id, .mem = id, .box = box, .tail = command.tail()};
   const bool in_place = host.place(request, connection, blocking);
-  if (connection->in_process())
-    return transfer_in_place<WriteBufferRect>(command, request, CL_COMMAND_WRITE_BUFFER_RECT);
+  if (connection->in_process()) {
+    enqueue_in_process<WriteBufferRect>(command, request, request.in_place.blocking, CL_COMMAND_WRITE_BUFFER_RECT);
+    return;
+  }
   command.queue()->settle(command.position(), host.span());  // the reads that fill this memory, as for a write
   std::vector<std::byte> packed;
   if (!in_place) {
@@ -429,6 +436,29 @@ std::byte* mapping_base(_cl_mem* mem) {
   if (mem->shared_shadow) return mem->shared_shadow->data();
   if (!mem->shadow) mem->shadow.reset(new std::byte[mem->size]);
   return mem->shadow.get();
+}
+
+// A mapping in memory of HiveCL's own (or host_ptr): a region mapped for writing is fetched too
+// (only part of it may be written); one mapped with CL_MAP_WRITE_INVALIDATE_REGION is not.
+std::byte* map_shadow(EnqueuedCommand& command, _cl_mem* mem, bool blocking, cl_map_flags flags, size_t offset,
+                      size_t size) {
+  std::byte* pointer = mapping_base(mem) + offset;
+  if (flags & CL_MAP_WRITE_INVALIDATE_REGION) {
+    enqueue_marker(command, CL_COMMAND_MAP_BUFFER, false);
+  } else {
+    read_into(command, mem, offset, size, pointer, blocking, CL_COMMAND_MAP_BUFFER);
+  }
+  return pointer;
+}
+
+std::byte* map_natively(EnqueuedCommand& command, const _cl_mem* mem, bool blocking, cl_map_flags flags,
+                        size_t offset, size_t size) {
+  const MapBuffer::Reply reply = enqueue_in_process<MapBuffer>(
+      command,
+      {.queue = command.queue()->id, .mem = mem->id, .flags = flags, .offset = offset, .size = size,
+       .blocking = blocking, .tail = command.tail()},
+      blocking, CL_COMMAND_MAP_BUFFER);
+  return reinterpret_cast<std::byte*>(reply.address);
 }
 
 }  // namespace
@@ -568,15 +598,9 @@ CL_API_ENTRY void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue command_queue
     if (size == 0) throw ClError{CL_INVALID_VALUE};
     check_range(mem, offset, size);
     check_map_flags(mem, map_flags);
-    const bool invalidates = map_flags & CL_MAP_WRITE_INVALIDATE_REGION;
-    std::byte* pointer = mapping_base(mem) + offset;
-    // A region mapped for writing is fetched too (only part of it may be written); one
-    // mapped with CL_MAP_WRITE_INVALIDATE_REGION is not.
-    if (invalidates) {
-      enqueue_marker(command, CL_COMMAND_MAP_BUFFER, false);
-    } else {
-      read_into(command, mem, offset, size, pointer, blocking_map, CL_COMMAND_MAP_BUFFER);
-    }
+    std::byte* pointer = native_host_memory(mem->context.get())
+                             ? map_natively(command, mem, blocking_map, map_flags, offset, size)
+                             : map_shadow(command, mem, blocking_map, map_flags, offset, size);
     std::lock_guard lock(mem->mapping_mutex);
     mem->mappings.push_back({.pointer = pointer, .offset = offset, .size = size, .flags = map_flags});
     return pointer;
@@ -597,6 +621,13 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue command
       if (it == mem->mappings.end()) throw ClError{CL_INVALID_VALUE};
       mapping = *it;
       mem->mappings.erase(it);
+    }
+    if (native_host_memory(mem->context.get())) {
+      command.connection()->call<UnmapMemObject>({.queue = command.queue()->id, .mem = mem->id,
+                                                  .address = reinterpret_cast<uint64_t>(mapped_ptr),
+                                                  .tail = command.tail()});
+      command.complete(CL_COMMAND_UNMAP_MEM_OBJECT);
+      return;
     }
     // Mapped with no flags (OpenCL 1.0 programs) counts as mapped for reading and writing.
     if (mem->image) return unmap_image(command, mem, mapping);

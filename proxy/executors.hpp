@@ -58,6 +58,10 @@ template <>
 inline constexpr bool replies_later<protocol::WriteImage> = true;
 template <>
 inline constexpr bool replies_later<protocol::WriteBufferRect> = true;
+template <>
+inline constexpr bool replies_later<protocol::MapBuffer> = true;
+template <>
+inline constexpr bool replies_later<protocol::MapImage> = true;
 
 namespace p = protocol;
 
@@ -114,6 +118,9 @@ p::PeerData::Reply execute(Call&, const p::PeerData::Request&);
 p::ExpectPeerEvent::Reply execute(Call&, const p::ExpectPeerEvent::Request&);
 p::SignalPeer::Reply execute(Call&, const p::SignalPeer::Request&);
 p::PeerEventStatus::Reply execute(Call&, const p::PeerEventStatus::Request&);
+void execute(Call&, const p::MapBuffer::Request&, Replier later);
+void execute(Call&, const p::MapImage::Request&, Replier later);
+p::UnmapMemObject::Reply execute(Call&, const p::UnmapMemObject::Request&);
 
 // --- helpers shared by the executors ---
 

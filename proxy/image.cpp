@@ -145,15 +145,19 @@ CreateImage::Reply execute(Call& call, const CreateImage::Request& request) {
   if (element == 0) throw ClError{CL_INVALID_IMAGE_FORMAT_DESCRIPTOR};
   const uint64_t bytes = image_bytes(request.shape, element);
   session.check_fresh(request.id, bytes);
-  // The proxy cannot use the client's memory: the client turns USE_HOST_PTR into COPY_HOST_PTR.
+  // As for buffers, only in-process may the native runtime use the client's memory itself.
+  const bool uses = (request.flags & CL_MEM_USE_HOST_PTR) != 0;
   const bool copies = (request.flags & CL_MEM_COPY_HOST_PTR) != 0;
   const uint64_t data_bytes =
       request.shape.type == CL_MEM_OBJECT_IMAGE1D_BUFFER ? saturating_product(element, request.shape.width, 1, 1)
                                                          : bytes;
-  if ((request.flags & CL_MEM_USE_HOST_PTR) || copies != (request.data_bytes != 0) ||
-      (copies && request.data_bytes != data_bytes))
+  if (copies != (request.data_bytes != 0) || (copies && request.data_bytes != data_bytes) ||
+      uses != (request.host_address != 0) || (uses && !in_process(session)) ||
+      (!uses && (request.row_pitch || request.slice_pitch)))
     throw ClError{CL_INVALID_VALUE};
   cl_image_desc desc{};
+  desc.image_row_pitch = request.row_pitch;
+  desc.image_slice_pitch = request.slice_pitch;
   desc.image_type = request.shape.type;
   desc.image_width = request.shape.width;
   desc.image_height = request.shape.height;
@@ -174,7 +178,8 @@ CreateImage::Reply execute(Call& call, const CreateImage::Request& request) {
   const cl_image_format format{request.format.channel_order, request.format.channel_data_type};
   cl_int status = CL_SUCCESS;
   // CL_MEM_COPY_HOST_PTR: the runtime only reads the data, before returning.
-  const cl_mem image = clCreateImage(context, request.flags, &format, &desc, const_cast<std::byte*>(data.bytes), &status);
+  void* host = uses ? reinterpret_cast<void*>(request.host_address) : const_cast<std::byte*>(data.bytes);
+  const cl_mem image = clCreateImage(context, request.flags, &format, &desc, host, &status);
   check(status);
   session.add(request.id, ObjectKind::mem, image, bytes);
   return {};
@@ -238,6 +243,23 @@ void execute(Call& call, const WriteImage::Request& request, Replier later) {
   hold_until_complete(event, data);
   keep_event(call, request.tail.event, event);
   later.reply<WriteImage>(CL_SUCCESS);
+}
+
+void execute(Call& call, const MapImage::Request& request, Replier later) {
+  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
+  const cl_mem image = image_of(call.session, request.image);
+  map_natively<MapImage>(call,
+                         [image, flags = request.flags, origin = sizes(request.origin), region = sizes(request.region)](
+                             cl_command_queue queue, cl_bool blocking, cl_uint wait_count, const cl_event* wait_list,
+                             cl_event* event, cl_int* status) -> MapImage::Reply {
+                           size_t row_pitch = 0, slice_pitch = 0;
+                           void* address = clEnqueueMapImage(queue, image, blocking, flags, origin.data(),
+                                                             region.data(), &row_pitch, &slice_pitch, wait_count,
+                                                             wait_list, event, status);
+                           return {.address = reinterpret_cast<uint64_t>(address), .row_pitch = row_pitch,
+                                   .slice_pitch = slice_pitch};
+                         },
+                         enqueue, request.tail.event, request.blocking, later);
 }
 
 CopyImage::Reply execute(Call& call, const CopyImage::Request& request) {

@@ -78,6 +78,43 @@ void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, protoc
   keep_event(call, event_id, event);
 }
 
+// In-process a mapping is the native runtime's own, as natively (MapBuffer, MapImage), bound as
+// `Reply(cl_command_queue, cl_bool blocking, cl_uint wait_count, const cl_event* wait_list,
+// cl_event* event, cl_int* status)`. A blocking map is the native blocking call, made by the
+// application's thread once the session's lock is free, as block_in_caller's transfers: its
+// reply, then its status. A failed map registers no event: the client publishes none.
+template <class M, class Native>
+void map_natively(Call& call, Native native, const Enqueue& enqueue, protocol::ObjectId event_id, bool blocking,
+                  const Replier& later) {
+  if (!in_process(call.session)) throw ClError{CL_INVALID_VALUE};
+  if (!blocking) {
+    cl_event event = nullptr;
+    cl_int status = CL_SUCCESS;
+    const typename M::Reply reply = native(enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(),
+                                           event_wanted(event_id, event), &status);
+    check(status);
+    keep_event(call, event_id, event);
+    later.reply<M>(CL_SUCCESS, reply);
+    return;
+  }
+  for (cl_event wait : enqueue.waits) clRetainEvent(wait);
+  call.caller_waits->push_back([&session = call.session, sequence = call.sequence, native, enqueue, event_id,
+                                later](std::mutex& session_lock) {
+    cl_event event = nullptr;
+    cl_int status = CL_SUCCESS;
+    const typename M::Reply reply = native(enqueue.queue, CL_TRUE, enqueue.wait_count(), enqueue.wait_list(),
+                                           event_wanted(event_id, event), &status);
+    if (status == CL_SUCCESS && event_id != protocol::no_object) {
+      std::lock_guard lock(session_lock);
+      Call later_call{.session = session, .sequence = sequence};
+      keep_event(later_call, event_id, event);
+    }
+    for (cl_event wait : enqueue.waits) clReleaseEvent(wait);
+    later.reply<M>(status, reply);
+    if (status == CL_SUCCESS) later.send_status(CL_SUCCESS);
+  });
+}
+
 // CL_INVALID_VALUE for host memory in place over MPI (where host data travels packed) or without
 // an address, for `blocking` off the in-process path, or for pitches or blocking given without it.
 void check_in_place(Session& session, const protocol::InPlace& in_place, uint64_t host_address);

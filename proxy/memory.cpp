@@ -105,9 +105,12 @@ CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   Session& session = call.session;
   session.check_fresh(request.id, request.size);
   const cl_context context = session.get<cl_context>(request.context);
-  // The proxy cannot use the client's memory: the client turns USE_HOST_PTR into COPY_HOST_PTR.
+  // Only in-process may the native runtime use the client's memory itself; elsewhere the client
+  // turns CL_MEM_USE_HOST_PTR into CL_MEM_COPY_HOST_PTR.
+  const bool uses = (request.flags & CL_MEM_USE_HOST_PTR) != 0;
   const bool copies = (request.flags & CL_MEM_COPY_HOST_PTR) != 0;
-  if ((request.flags & CL_MEM_USE_HOST_PTR) || copies != request.with_data) throw ClError{CL_INVALID_VALUE};
+  if ((uses && (!in_process(session) || !request.host_address)) || (uses || copies) != request.with_data)
+    throw ClError{CL_INVALID_VALUE};
   if (request.host_address && !request.with_data) throw ClError{CL_INVALID_VALUE};
   check_data_path(session, request.host_address);
   Session::Bulk bulk;
@@ -115,7 +118,9 @@ CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   const std::byte* data = nullptr;
   if (request.with_data) {
     if (request.size == 0 || request.size > max_alloc_size(context)) throw ClError{CL_INVALID_BUFFER_SIZE};
-    if (request.host_address) {
+    if (uses) {
+      data = reinterpret_cast<const std::byte*>(request.host_address);
+    } else if (request.host_address) {
       fetched = receive_data(call, request.host_address, request.size);
       data = fetched->data.get();
     } else {
@@ -334,6 +339,31 @@ void execute(Call& call, const WriteBuffer::Request& request, Replier later) {
     if (request.detached) keep_failed_event(call, request.queue, request.tail.event, error.code);
     throw;
   }
+}
+
+void execute(Call& call, const MapBuffer::Request& request, Replier later) {
+  const Transfer map = prepare_transfer(call, request);
+  map_natively<MapBuffer>(call,
+                          [mem = map.mem, flags = request.flags, offset = request.offset, size = request.size](
+                              cl_command_queue queue, cl_bool blocking, cl_uint wait_count, const cl_event* wait_list,
+                              cl_event* event, cl_int* status) -> MapBuffer::Reply {
+                            void* address = clEnqueueMapBuffer(queue, mem, blocking, flags, offset, size, wait_count,
+                                                               wait_list, event, status);
+                            return {.address = reinterpret_cast<uint64_t>(address)};
+                          },
+                          map.enqueue, request.tail.event, request.blocking, later);
+}
+
+// The native runtime refuses an address it did not map.
+UnmapMemObject::Reply execute(Call& call, const UnmapMemObject::Request& request) {
+  if (!in_process(call.session)) throw ClError{CL_INVALID_VALUE};
+  const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
+  const cl_mem mem = call.session.get<cl_mem>(request.mem);
+  cl_event event = nullptr;
+  check(clEnqueueUnmapMemObject(enqueue.queue, mem, reinterpret_cast<void*>(request.address), enqueue.wait_count(),
+                                enqueue.wait_list(), event_wanted(request.tail.event, event)));
+  keep_event(call, request.tail.event, event);
+  return {};
 }
 
 ForgetSegment::Reply execute(Call& call, const ForgetSegment::Request& request) {

@@ -16,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 19;
+inline constexpr uint32_t protocol_version = 20;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -52,7 +52,8 @@ enum class FrameKind : uint8_t { request, reply, status, statuses };
   X(CreateProgramWithBinary) X(CompileProgram) X(LinkProgram) X(CloneKernel)                                \
   /* spanning contexts: buffer data and event statuses sent from proxy to proxy (issue 7) */                 \
   X(ExpectPeerData) X(CancelPeerTicket) X(SendToPeer) X(ClaimPeerTicket) X(PeerData)                          \
-  X(ExpectPeerEvent) X(SignalPeer) X(PeerEventStatus)
+  X(ExpectPeerEvent) X(SignalPeer) X(PeerEventStatus)                                                        \
+  /* in-process mappings, the native runtime's own (issue 12) */ X(MapBuffer) X(MapImage) X(UnmapMemObject)
 
 enum class Opcode : uint16_t {
 #define HIVECL_OPCODE(name) name,
@@ -206,11 +207,13 @@ struct CreateBuffer {
   struct Request {
     ObjectId id = no_object;
     ObjectId context = no_object;
-    uint64_t flags = 0;  // as the proxy must use them: CL_MEM_USE_HOST_PTR became CL_MEM_COPY_HOST_PTR
+    // As the proxy must use them: CL_MEM_USE_HOST_PTR became CL_MEM_COPY_HOST_PTR, but
+    // in-process, where the native runtime uses the application's memory itself.
+    uint64_t flags = 0;
     uint64_t size = 0;
     bool with_data = false;  // initial contents: as bulk data, or at host_address
     // On the memory data path, the initial contents' address in the client, which the proxy
-    // reads itself (0: they follow as bulk data).
+    // reads itself; in-process, CL_MEM_USE_HOST_PTR's memory (0: they follow as bulk data).
     uint64_t host_address = 0;
     HIVECL_FIELDS(id, context, flags, size, with_data, host_address)
     uint64_t bulk_bytes() const { return with_data && !host_address ? size : 0; }
@@ -853,11 +856,14 @@ struct CreateImage {
   struct Request {
     ObjectId id = no_object;
     ObjectId context = no_object;
-    uint64_t flags = 0;  // as for CreateBuffer: CL_MEM_USE_HOST_PTR became CL_MEM_COPY_HOST_PTR
+    uint64_t flags = 0;  // as for CreateBuffer: CL_MEM_USE_HOST_PTR became CL_MEM_COPY_HOST_PTR but in-process
     ImageFormat format;
     ImageShape shape;
     uint64_t data_bytes = 0;  // initial contents, packed, that follow as bulk data (0: none)
-    HIVECL_FIELDS(id, context, flags, format, shape, data_bytes)
+    // In-process, CL_MEM_USE_HOST_PTR's memory and its pitches as the application gave them.
+    uint64_t host_address = 0;
+    uint64_t row_pitch = 0, slice_pitch = 0;
+    HIVECL_FIELDS(id, context, flags, format, shape, data_bytes, host_address, row_pitch, slice_pitch)
     uint64_t bulk_bytes() const { return data_bytes; }
   };
   using Reply = Empty;
@@ -921,6 +927,60 @@ struct FillImage {
     Coordinates region;
     EnqueueTail tail;
     HIVECL_FIELDS(queue, image, color, origin, region, tail)
+  };
+  using Reply = Empty;
+};
+
+// In-process only (elsewhere CL_INVALID_VALUE): a mapping is the native runtime's own, as
+// natively, and its address this process's memory. The reply comes once the map is enqueued; a
+// blocking map's status follows on the request's data tag once the command has ended.
+struct MapBuffer {
+  HIVECL_MESSAGE(MapBuffer, true, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId mem = no_object;
+    uint64_t flags = 0;  // cl_map_flags
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    bool blocking = false;
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, mem, flags, offset, size, blocking, tail)
+  };
+  struct Reply {
+    uint64_t address = 0;
+    HIVECL_FIELDS(address)
+  };
+};
+
+struct MapImage {
+  HIVECL_MESSAGE(MapImage, true, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId image = no_object;
+    uint64_t flags = 0;  // cl_map_flags
+    Coordinates origin;
+    Coordinates region;
+    bool blocking = false;
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, image, flags, origin, region, blocking, tail)
+  };
+  struct Reply {
+    uint64_t address = 0;
+    uint64_t row_pitch = 0;
+    uint64_t slice_pitch = 0;
+    HIVECL_FIELDS(address, row_pitch, slice_pitch)
+  };
+};
+
+// Ends a mapping made by MapBuffer or MapImage (in-process only, as they are).
+struct UnmapMemObject {
+  HIVECL_MESSAGE(UnmapMemObject, true, Bulk::none)
+  struct Request {
+    ObjectId queue = no_object;
+    ObjectId mem = no_object;
+    uint64_t address = 0;
+    EnqueueTail tail;
+    HIVECL_FIELDS(queue, mem, address, tail)
   };
   using Reply = Empty;
 };

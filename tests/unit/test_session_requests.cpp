@@ -155,6 +155,42 @@ TEST_CASE("Rectangular and image transfers in the application's memory are refus
   test.send<Goodbye>(12, {});
 }
 
+TEST_CASE("Native mappings and buffers using the client's memory are refused off the in-process path, and the "
+          "session serves on", "[session][bad-input]") {
+  // Through a proxy the client's addresses are not the proxy's: on the MPI and memory paths alike.
+  const bool memory_path = GENERATE(false, true);
+  StartedSession test(memory_path ? std::make_unique<proxy::MemoryDataPath>(
+                                        transport::PeerMemory(::getpid(), proxy::copy_team(1)))
+                                  : nullptr,
+                      ::getpid());
+  constexpr ObjectId context = first_session_id, queue = context + 1, buffer = context + 2, image = context + 3,
+                     using_host = context + 4;
+  std::vector<std::byte> host(4096);
+  test.send<CreateContext>(1, {.id = context, .devices = {1}});
+  test.send<CreateCommandQueue>(2, {.id = queue, .context = context, .device = 1});
+  test.send<CreateBuffer>(3, {.id = buffer, .context = context, .flags = CL_MEM_READ_WRITE, .size = 4096});
+  test.send<CreateImage>(4, {.id = image, .context = context, .flags = CL_MEM_READ_WRITE,
+                             .format = {CL_RGBA, CL_UNSIGNED_INT8},
+                             .shape = {.type = CL_MEM_OBJECT_IMAGE2D, .width = 16, .height = 16}});
+  test.send<MapBuffer>(5, {.queue = queue, .mem = buffer, .flags = CL_MAP_READ, .size = 4096, .blocking = true});
+  test.send<MapImage>(6, {.queue = queue, .image = image, .flags = CL_MAP_READ, .origin = {0, 0, 0},
+                          .region = {16, 16, 1}});
+  test.send<UnmapMemObject>(7, {.queue = queue, .mem = buffer, .address = reinterpret_cast<uint64_t>(host.data())});
+  test.send<CreateBuffer>(8, {.id = using_host, .context = context, .flags = CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                              .size = 4096, .with_data = true,
+                              .host_address = reinterpret_cast<uint64_t>(host.data())});
+  test.send<CreateImage>(9, {.id = using_host, .context = context, .flags = CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                             .format = {CL_RGBA, CL_UNSIGNED_INT8},
+                             .shape = {.type = CL_MEM_OBJECT_IMAGE2D, .width = 16, .height = 16},
+                             .host_address = reinterpret_cast<uint64_t>(host.data()), .row_pitch = 64});
+  test.send<Finish>(10, {.queue = queue});
+  for (uint64_t sequence = 1; sequence <= 4; ++sequence) CHECK(test.link->status_of(sequence) == CL_SUCCESS);
+  for (uint64_t sequence = 5; sequence <= 9; ++sequence) CHECK(test.link->status_of(sequence) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(10) == CL_SUCCESS);
+  CHECK(test.session.usage().objects() == 4);  // no mapping's event, neither refused object
+  test.send<Goodbye>(11, {});
+}
+
 TEST_CASE("On the memory data path, the proxy scatters a box's rows into the client's memory with its pitches, "
           "and refuses a blocking transfer in place", "[session][bad-input]") {
   // This process plays the client: its memory is reachable. A 64 x 4 box, rows 128 bytes apart.
