@@ -4,8 +4,9 @@
 // CL_MEM_ALLOC_HOST_PTR buffer of the side's own context). Each case name ends with
 // HiveCL's data path ([memory] or [mpi], from CL_DEVICE_DATA_PATH_HIVECL) and the transfer
 // settings given in the environment (HIVECL_STAGING_SLOTS=1: no pipeline). At the largest size
-// also: making a buffer from host data, rectangular transfers of half of every host row, and
-// (where the device has images) transfers of a whole 2D image.
+// also: making a buffer from host data, rectangular transfers of half of every host row, a map
+// and unmap of the whole buffer, and (where the device has images) transfers and a map and unmap
+// of a whole 2D image.
 //   HIVECL_BENCH_MIN_BYTES / HIVECL_BENCH_MAX_BYTES  sizes, powers of 4 apart (64 KiB .. 16 MiB)
 //   HIVECL_BENCH_WINDOW         transfers per window (32); fewer where size * window > 1 GiB
 #include <CL/cl.h>
@@ -153,6 +154,37 @@ double image_rate(const Side& side, const Fixture& fixture, bool writes, size_t 
   });
 }
 
+// GB/s of mapping `bytes` of a buffer or image (`map` maps it blocking, with the flags given) for
+// reading, then unmapping; or for writing (invalidating), filling the mapping, then unmapping:
+// the data moves to the host at the map, or to the device at the unmap, if the runtime moves it.
+template <class Map>
+double map_rate(const Side& side, cl_mem mem, bool writes, size_t bytes, Map map) {
+  const auto start = Clock::now();
+  cl_int status = CL_SUCCESS;
+  void* mapped = map(writes ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, &status);
+  check(status, "map");
+  if (writes) std::memset(mapped, 2, bytes);
+  check(clEnqueueUnmapMemObject(side.queue, mem, mapped, 0, nullptr, nullptr), "clEnqueueUnmapMemObject");
+  check(clFinish(side.queue), "clFinish");
+  return static_cast<double>(bytes) / seconds_since(start) / 1e9;
+}
+
+double buffer_map_rate(const Side& side, const Fixture& fixture, bool writes, size_t bytes) {
+  return map_rate(side, fixture.device, writes, bytes, [&](cl_map_flags flags, cl_int* status) {
+    return clEnqueueMapBuffer(side.queue, fixture.device, CL_TRUE, flags, 0, bytes, 0, nullptr, nullptr, status);
+  });
+}
+
+double image_map_rate(const Side& side, const Fixture& fixture, bool writes, size_t bytes) {
+  const size_t origin[3] = {0, 0, 0};
+  const size_t region[3] = {image_row_bytes / 4, bytes / image_row_bytes, 1};
+  size_t row_pitch = 0;
+  return map_rate(side, fixture.image, writes, bytes, [&](cl_map_flags flags, cl_int* status) {
+    return clEnqueueMapImage(side.queue, fixture.image, CL_TRUE, flags, origin, region, &row_pitch, nullptr, 0,
+                             nullptr, nullptr, status);
+  });
+}
+
 }  // namespace
 
 int main() {
@@ -191,9 +223,14 @@ int main() {
                       " row, malloc, x" + std::to_string(count) + " " + path,
                   "GB/s", max_bytes / 2,
                   [&](Side& side) { return rect_rate(side, fixture_of(side), writes, max_bytes, count); });
+    const std::string mapping = writes ? "map for writing " : "map for reading ";
+    bench.compare(mapping + "buffer " + size_name(max_bytes) + ", unmap " + path, "GB/s", max_bytes,
+                  [&](Side& side) { return buffer_map_rate(side, fixture_of(side), writes, max_bytes); });
     if (!native.image || !hivecl.image) continue;
     bench.compare(what + "image " + size_name(max_bytes) + ", malloc, x" + std::to_string(count) + " " + path, "GB/s",
                   max_bytes, [&](Side& side) { return image_rate(side, fixture_of(side), writes, max_bytes, count); });
+    bench.compare(mapping + "image " + size_name(max_bytes) + ", unmap " + path, "GB/s", max_bytes,
+                  [&](Side& side) { return image_map_rate(side, fixture_of(side), writes, max_bytes); });
   }
   std::printf("ratio: the fraction of native bandwidth HiveCL reaches\n");
   return 0;
