@@ -1,6 +1,7 @@
 // A HiveCL client for the fault tests to kill. It prints "ready <objects>" once its
 // objects exist, then either holds them ("hold"), holds them with a write waiting for a user
-// event it never sets ("gated"), moves data without end ("transfer"), runs a kernel of
+// event it never sets ("gated"), moves data without end ("transfer": writes, reads and buffers
+// made from its memory), runs a kernel of
 // some seconds ("kernel"), holds 400 more buffers of 256 KiB and 400 events ("many"), or
 // exits ("probe": can this client work at all?).
 #include <CL/cl.h>
@@ -95,5 +96,7 @@ int main(int argc, char** argv) {
     }
     clEnqueueWriteBuffer(queue, buffers[0], CL_TRUE, 0, size, data.data(), 0, nullptr, nullptr);
     clEnqueueReadBuffer(queue, buffers[0], CL_TRUE, 0, size, data.data(), 0, nullptr, nullptr);
+    // Through a proxy of this node, the proxy reads a new buffer's contents from this process.
+    clReleaseMemObject(clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, size, data.data(), &status));
   }
 }
