@@ -171,14 +171,18 @@ cl_mem create_image(cl_context context, const cl_mem_properties* properties, cl_
   if (desc->buffer) mem->image_buffer = Ref<_cl_mem>(desc->buffer);
   // As for buffers: the proxy keeps its own copy of host data but where the native runtime uses
   // it itself (native_host_memory); host access flags are enforced here.
-  const bool uses_natively = (flags & CL_MEM_USE_HOST_PTR) && native_host_memory(context);
+  Connection* const connection = context->connection;
   cl_mem_flags wire_flags = flags & ~host_access_flags;
-  if ((flags & CL_MEM_USE_HOST_PTR) && !uses_natively)
+  if ((flags & CL_MEM_USE_HOST_PTR) && !native_host_memory(context))
     wire_flags = (wire_flags & ~CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR;
-  const bool copies = host_ptr && !uses_natively;
+  // Host data where the proxy can reach it is named with its pitches (in-process the native
+  // runtime reads or uses it, on the memory data path the proxy gathers its rows); over MPI it
+  // is sent packed.
+  const bool named = host_ptr && connection->moves_by_memory() && desc->image_type != CL_MEM_OBJECT_IMAGE1D_BUFFER;
+  const bool sent = host_ptr && !named;
   std::unique_ptr<std::byte[]> packed;
   const std::byte* data = static_cast<const std::byte*>(host_ptr);
-  if (copies && !is_packed(layout, element, size)) {
+  if (sent && !is_packed(layout, element, size)) {
     packed.reset(new std::byte[mem->size]);
     copy_region(packed.get(), static_cast<std::byte*>(host_ptr), layout, element, size, false);
     data = packed.get();
@@ -186,16 +190,16 @@ cl_mem create_image(cl_context context, const cl_mem_properties* properties, cl_
   const ImageShape shape{.type = desc->image_type, .width = desc->image_width, .height = desc->image_height,
                          .depth = desc->image_depth, .array_size = desc->image_array_size,
                          .buffer = desc->buffer ? desc->buffer->id : no_object};
-  const uint64_t data_bytes = copies ? mem->size : 0;
+  const uint64_t data_bytes = sent ? mem->size : 0;
   CreateImage::Request request{.id = mem->id, .context = context->id, .flags = wire_flags,
                                .format = {format->image_channel_order, format->image_channel_data_type},
                                .shape = shape, .data_bytes = data_bytes};
-  if (uses_natively) {
+  if (named) {
     request.host_address = reinterpret_cast<uint64_t>(host_ptr);
     request.row_pitch = desc->image_row_pitch;
     request.slice_pitch = desc->image_slice_pitch;
   }
-  context->connection->call<CreateImage>(request, std::span<const std::byte>(data, data_bytes));
+  connection->call<CreateImage>(request, std::span<const std::byte>(data, data_bytes));
   return publish(mem.release());
 }
 

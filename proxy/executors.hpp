@@ -135,6 +135,8 @@ struct Enqueue {
 Enqueue prepare_enqueue(Call& call, protocol::ObjectId queue, const protocol::EnqueueTail& tail);
 // The session's staging ring of the context of `queue` (memory.cpp).
 StagingRing& staging_of(Session& session, cl_command_queue queue);
+// The devices of a native context (memory.cpp).
+std::vector<cl_device_id> context_devices(cl_context context);
 // CL_INVALID_VALUE unless [offset, offset + size) lies within a native memory object.
 void check_range(cl_mem mem, uint64_t offset, uint64_t size);
 // A client may name its own memory (host_address) only on the memory data path.

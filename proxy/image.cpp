@@ -53,6 +53,17 @@ uint64_t image_bytes(const ImageShape& shape, uint32_t element) {
   }
 }
 
+// The region of a whole image of `shape` (its images one row, or one slice, apart in an array).
+Coordinates extent_of(const ImageShape& shape) {
+  switch (shape.type) {
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY: return {shape.width, shape.array_size, 1};
+    case CL_MEM_OBJECT_IMAGE2D: return {shape.width, shape.height, 1};
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY: return {shape.width, shape.height, shape.array_size};
+    case CL_MEM_OBJECT_IMAGE3D: return {shape.width, shape.height, shape.depth};
+    default: return {shape.width, 1, 1};
+  }
+}
+
 // The packed bytes of `region` of `image`; CL_INVALID_VALUE when they cannot lie inside it
 // (checked before any memory is set aside; the device checks the exact bounds).
 uint64_t region_bytes(cl_mem image, const Coordinates& region) {
@@ -138,6 +149,44 @@ GetSupportedImageFormats::Reply execute(Call& call, const GetSupportedImageForma
   return reply;
 }
 
+namespace {
+
+// The image of a request made by the native runtime from its initial contents, if any: packed
+// as bulk data, or in-process where the application has them, with its pitches. The runtime
+// copies them before returning, or (CL_MEM_USE_HOST_PTR) keeps using them.
+cl_mem create_native(Call& call, cl_context context, const cl_image_format& format, cl_image_desc desc,
+                     const CreateImage::Request& request) {
+  Session::Bulk data;
+  if (request.data_bytes) data = call.session.receive_bulk(call.sequence, request.data_bytes);
+  call.bulk_consumed = true;
+  desc.image_row_pitch = request.row_pitch;
+  desc.image_slice_pitch = request.slice_pitch;
+  void* host = request.host_address ? reinterpret_cast<void*>(request.host_address) : const_cast<std::byte*>(data.bytes);
+  cl_int status = CL_SUCCESS;
+  const cl_mem image = clCreateImage(context, request.flags, &format, &desc, host, &status);
+  check(status);
+  return image;
+}
+
+// On the memory data path: the image made empty, then filled through the staging ring with the
+// rows the proxy gathers from the client's memory (fill_staged), as a write of the whole image.
+cl_mem create_staged(Call& call, cl_context context, const cl_image_format& format, const cl_image_desc& desc,
+                     const CreateImage::Request& request) {
+  cl_int status = CL_SUCCESS;
+  const cl_mem image =
+      clCreateImage(context, request.flags & ~cl_mem_flags{CL_MEM_COPY_HOST_PTR}, &format, &desc, nullptr, &status);
+  check(status);
+  const WriteImage::Request whole{.origin = {0, 0, 0},
+                                  .region = extent_of(request.shape),
+                                  .host_address = request.host_address,
+                                  .in_place = {.used = true, .row_pitch = request.row_pitch,
+                                               .slice_pitch = request.slice_pitch}};
+  fill_staged(call, context, image, staged_image(clEnqueueWriteImage, image, whole));
+  return image;
+}
+
+}  // namespace
+
 CreateImage::Reply execute(Call& call, const CreateImage::Request& request) {
   Session& session = call.session;
   const cl_context context = session.get<cl_context>(request.context);
@@ -145,42 +194,37 @@ CreateImage::Reply execute(Call& call, const CreateImage::Request& request) {
   if (element == 0) throw ClError{CL_INVALID_IMAGE_FORMAT_DESCRIPTOR};
   const uint64_t bytes = image_bytes(request.shape, element);
   session.check_fresh(request.id, bytes);
-  // As for buffers, only in-process may the native runtime use the client's memory itself.
+  // An image made from a buffer names one large enough; no other image names one.
+  const bool from_buffer = request.shape.type == CL_MEM_OBJECT_IMAGE1D_BUFFER;
+  if (from_buffer != (request.shape.buffer != no_object)) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
+  const uint64_t data_bytes = from_buffer ? saturating_product(element, request.shape.width, 1, 1) : bytes;
+  // Initial contents come packed as bulk data, or named where they lie with the application's
+  // pitches: in-process, for the native runtime to read or (CL_MEM_USE_HOST_PTR, only there)
+  // use; on the memory data path, for the proxy to read.
   const bool uses = (request.flags & CL_MEM_USE_HOST_PTR) != 0;
   const bool copies = (request.flags & CL_MEM_COPY_HOST_PTR) != 0;
-  const uint64_t data_bytes =
-      request.shape.type == CL_MEM_OBJECT_IMAGE1D_BUFFER ? saturating_product(element, request.shape.width, 1, 1)
-                                                         : bytes;
-  if (copies != (request.data_bytes != 0) || (copies && request.data_bytes != data_bytes) ||
-      uses != (request.host_address != 0) || (uses && !in_process(session)) ||
-      (!uses && (request.row_pitch || request.slice_pitch)))
-    throw ClError{CL_INVALID_VALUE};
+  const bool named = request.host_address != 0;
+  const bool proxy_reads = named && session.data_path().kind() == transport::DataPath::memory;
+  const bool valid = named ? request.data_bytes == 0 && !from_buffer && (in_process(session) ? uses || copies
+                                                                                             : proxy_reads && copies)
+                           : !uses && !request.row_pitch && !request.slice_pitch &&
+                                 request.data_bytes == (copies ? data_bytes : 0);
+  if (!valid) throw ClError{CL_INVALID_VALUE};
   cl_image_desc desc{};
-  desc.image_row_pitch = request.row_pitch;
-  desc.image_slice_pitch = request.slice_pitch;
   desc.image_type = request.shape.type;
   desc.image_width = request.shape.width;
   desc.image_height = request.shape.height;
   desc.image_depth = request.shape.depth;
   desc.image_array_size = request.shape.array_size;
-  // An image made from a buffer names one large enough; no other image names one.
-  const bool from_buffer = request.shape.type == CL_MEM_OBJECT_IMAGE1D_BUFFER;
-  if (from_buffer != (request.shape.buffer != no_object)) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
   if (from_buffer) {
     desc.buffer = buffer_of(session, request.shape.buffer);
     size_t size = 0;
     check(clGetMemObjectInfo(desc.buffer, CL_MEM_SIZE, sizeof size, &size, nullptr));
     if (data_bytes > size) throw ClError{CL_INVALID_IMAGE_DESCRIPTOR};
   }
-  Session::Bulk data;
-  if (copies) data = session.receive_bulk(call.sequence, request.data_bytes);
-  call.bulk_consumed = true;
   const cl_image_format format{request.format.channel_order, request.format.channel_data_type};
-  cl_int status = CL_SUCCESS;
-  // CL_MEM_COPY_HOST_PTR: the runtime only reads the data, before returning.
-  void* host = uses ? reinterpret_cast<void*>(request.host_address) : const_cast<std::byte*>(data.bytes);
-  const cl_mem image = clCreateImage(context, request.flags, &format, &desc, host, &status);
-  check(status);
+  const cl_mem image =
+      proxy_reads ? create_staged(call, context, format, desc, request) : create_native(call, context, format, desc, request);
   session.add(request.id, ObjectKind::mem, image, bytes);
   return {};
 }

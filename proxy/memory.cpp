@@ -29,13 +29,6 @@ Transfer prepare_transfer(Call& call, const Request& request) {
   return transfer;
 }
 
-std::vector<cl_device_id> context_devices(cl_context context) {
-  const Bytes value = query_info([&](size_t n, void* v, size_t* r) { return clGetContextInfo(context, CL_CONTEXT_DEVICES, n, v, r); });
-  std::vector<cl_device_id> devices(value.size() / sizeof(cl_device_id));
-  std::memcpy(devices.data(), value.data(), devices.size() * sizeof(cl_device_id));
-  return devices;
-}
-
 // The largest buffer any device of the context may hold: a bound for initial data.
 uint64_t max_alloc_size(cl_context context) {
   cl_ulong largest = 0;
@@ -48,6 +41,13 @@ uint64_t max_alloc_size(cl_context context) {
 }
 
 }  // namespace
+
+std::vector<cl_device_id> context_devices(cl_context context) {
+  const Bytes value = query_info([&](size_t n, void* v, size_t* r) { return clGetContextInfo(context, CL_CONTEXT_DEVICES, n, v, r); });
+  std::vector<cl_device_id> devices(value.size() / sizeof(cl_device_id));
+  std::memcpy(devices.data(), value.data(), devices.size() * sizeof(cl_device_id));
+  return devices;
+}
 
 void check_range(cl_mem mem, uint64_t offset, uint64_t size) {
   size_t total = 0;
@@ -316,32 +316,15 @@ cl_mem create_from_data(Call& call, cl_context context, const CreateBuffer::Requ
 // ring: below it, a queue of its own costs more than the copy it spares.
 constexpr uint64_t staged_creation_bytes = uint64_t{1} << 20;
 
-// The buffer made empty, then written from the client's memory through the staging ring
-// (staged.hpp) on a queue of its own on the context's first device, waited for: one copy, into
-// page-locked slots, where the native CL_MEM_COPY_HOST_PTR path takes two (into the proxy's
-// memory, then the runtime's own copy, about 2 GB/s on NVIDIA's).
+// The buffer made empty, then filled from the client's memory through the staging ring
+// (fill_staged): one copy, into page-locked slots, where the native CL_MEM_COPY_HOST_PTR path
+// takes two (into the proxy's memory, then the runtime's own copy, about 2 GB/s on NVIDIA's).
 cl_mem create_staged(Call& call, cl_context context, const CreateBuffer::Request& request) {
   cl_int status = CL_SUCCESS;
   const cl_mem mem =
       clCreateBuffer(context, request.flags & ~cl_mem_flags{CL_MEM_COPY_HOST_PTR}, request.size, nullptr, &status);
   check(status);
-  const cl_command_queue queue =
-      clCreateCommandQueueWithProperties(context, context_devices(context).front(), nullptr, &status);
-  cl_event written = nullptr;
-  try {
-    check(status);
-    written = write_staged(call, {.queue = queue},
-                           staged_range(clEnqueueWriteBuffer, mem, 0, request.size, request.host_address));
-    status = clWaitForEvents(1, &written);
-  } catch (const ClError& error) {
-    status = error.code;
-  }
-  if (written) clReleaseEvent(written);
-  if (queue) clReleaseCommandQueue(queue);
-  if (status != CL_SUCCESS) {
-    clReleaseMemObject(mem);
-    throw ClError{status == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? CL_OUT_OF_RESOURCES : status};
-  }
+  fill_staged(call, context, mem, staged_range(clEnqueueWriteBuffer, mem, 0, request.size, request.host_address));
   return mem;
 }
 

@@ -185,6 +185,25 @@ cl_event write_staged(Call& call, const Enqueue& enqueue, const StagedTransfer& 
   return WritePipeline(call, enqueue, transfer).run();
 }
 
+void fill_staged(Call& call, cl_context context, cl_mem mem, const StagedTransfer& transfer) {
+  cl_int status = CL_SUCCESS;
+  const cl_command_queue queue =
+      clCreateCommandQueueWithProperties(context, context_devices(context).front(), nullptr, &status);
+  cl_event written = nullptr;
+  try {
+    check(status);
+    written = write_staged(call, {.queue = queue}, transfer);
+    status = clWaitForEvents(1, &written);
+  } catch (const ClError& error) {
+    status = error.code;
+  }
+  if (written) clReleaseEvent(written);
+  if (queue) clReleaseCommandQueue(queue);
+  if (status == CL_SUCCESS) return;
+  clReleaseMemObject(mem);
+  throw ClError{status == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? CL_OUT_OF_RESOURCES : status};
+}
+
 void read_staged(Call& call, const Enqueue& enqueue, const StagedTransfer& transfer, const Replier& later,
                  const std::function<void()>& confirm, protocol::ObjectId event_id) {
   if (transfer.bytes() == 0) throw ClError{CL_INVALID_VALUE};

@@ -860,7 +860,9 @@ struct CreateImage {
     ImageFormat format;
     ImageShape shape;
     uint64_t data_bytes = 0;  // initial contents, packed, that follow as bulk data (0: none)
-    // In-process, CL_MEM_USE_HOST_PTR's memory and its pitches as the application gave them.
+    // Or where they lie in the client, with the pitches the application gave: in-process the
+    // native runtime reads them (CL_MEM_COPY_HOST_PTR) or uses them (CL_MEM_USE_HOST_PTR), on
+    // the memory data path the proxy reads them (CL_MEM_COPY_HOST_PTR).
     uint64_t host_address = 0;
     uint64_t row_pitch = 0, slice_pitch = 0;
     HIVECL_FIELDS(id, context, flags, format, shape, data_bytes, host_address, row_pitch, slice_pitch)

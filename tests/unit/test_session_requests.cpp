@@ -191,6 +191,48 @@ TEST_CASE("Native mappings and buffers using the client's memory are refused off
   test.send<Goodbye>(11, {});
 }
 
+TEST_CASE("On the memory data path, an image's initial data is read from the client's memory with its pitches; "
+          "named otherwise, it is refused", "[session][bad-input]") {
+  // This process plays the client. A 16 x 4 RGBA8 image from rows 96 bytes apart.
+  std::vector<std::byte> rows(4 * 96, std::byte{0xEE}), back(16 * 4 * 4);
+  for (size_t y = 0; y < 4; ++y)
+    for (size_t x = 0; x < 64; ++x) rows[y * 96 + x] = std::byte(y * 64 + x + 5);
+  const uint64_t address = reinterpret_cast<uint64_t>(rows.data());
+  const bool memory_path = GENERATE(false, true);
+  StartedSession test(memory_path ? std::make_unique<proxy::MemoryDataPath>(
+                                        transport::PeerMemory(::getpid(), proxy::copy_team(1)))
+                                  : nullptr,
+                      ::getpid());
+  constexpr ObjectId context = first_session_id, queue = context + 1, image = context + 2, buffer = context + 3;
+  const ImageFormat rgba8{CL_RGBA, CL_UNSIGNED_INT8};
+  const ImageShape shape{.type = CL_MEM_OBJECT_IMAGE2D, .width = 16, .height = 4};
+  test.send<CreateContext>(1, {.id = context, .devices = {1}});
+  test.send<CreateCommandQueue>(2, {.id = queue, .context = context, .device = 1});
+  test.send<CreateBuffer>(3, {.id = buffer, .context = context, .flags = CL_MEM_READ_WRITE, .size = 4096});
+  // Named and sent at once; an image made from a buffer named; then the image itself.
+  test.send<CreateImage>(4, {.id = image, .context = context, .flags = CL_MEM_COPY_HOST_PTR, .format = rgba8,
+                             .shape = shape, .data_bytes = 256, .host_address = address, .row_pitch = 96});
+  test.send<CreateImage>(5, {.id = image, .context = context, .flags = CL_MEM_COPY_HOST_PTR, .format = rgba8,
+                             .shape = {.type = CL_MEM_OBJECT_IMAGE1D_BUFFER, .width = 16, .buffer = buffer},
+                             .host_address = address});
+  test.send<CreateImage>(6, {.id = image, .context = context, .flags = CL_MEM_COPY_HOST_PTR, .format = rgba8,
+                             .shape = shape, .host_address = address, .row_pitch = 96});
+  test.send<ReadImage>(7, {.queue = queue, .image = image, .origin = {0, 0, 0}, .region = {16, 4, 1},
+                           .host_address = reinterpret_cast<uint64_t>(back.data())});
+  for (uint64_t sequence = 1; sequence <= 3; ++sequence) CHECK(test.link->status_of(sequence) == CL_SUCCESS);
+  CHECK(test.link->status_of(4) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(5) == CL_INVALID_VALUE);
+  if (memory_path) {
+    CHECK(test.link->status_of(6) == CL_SUCCESS);
+    CHECK(test.link->data_status_of(7) == CL_SUCCESS);
+    for (size_t y = 0; y < 4; ++y)
+      for (size_t x = 0; x < 64; ++x) CHECK(back[y * 64 + x] == rows[y * 96 + x]);
+  } else {
+    CHECK(test.link->status_of(6) == CL_INVALID_VALUE);
+  }
+  test.send<Goodbye>(8, {});
+}
+
 TEST_CASE("On the memory data path, the proxy scatters a box's rows into the client's memory with its pitches, "
           "and refuses a blocking transfer in place", "[session][bad-input]") {
   // This process plays the client: its memory is reachable. A 64 x 4 box, rows 128 bytes apart.
