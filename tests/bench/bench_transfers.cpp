@@ -4,7 +4,7 @@
 // CL_MEM_ALLOC_HOST_PTR buffer of the side's own context). Each case name ends with
 // HiveCL's data path ([memory] or [mpi], from CL_DEVICE_DATA_PATH_HIVECL) and the transfer
 // settings given in the environment (HIVECL_STAGING_SLOTS=1: no pipeline). At the largest size
-// also: making a buffer from host data, rectangular transfers of half of every host row, a map
+// also: making a buffer and an image from host data, rectangular transfers of half of every host row, a map
 // and unmap of the whole buffer, and (where the device has images) transfers and a map and unmap
 // of a whole 2D image.
 //   HIVECL_BENCH_MIN_BYTES / HIVECL_BENCH_MAX_BYTES  sizes, powers of 4 apart (64 KiB .. 16 MiB)
@@ -103,16 +103,37 @@ double transfer_rate(const Side& side, const Fixture& fixture, bool writes, bool
   return static_cast<double>(bytes) * static_cast<double>(count) / seconds_since(start) / 1e9;
 }
 
-// GB/s of making a buffer of `bytes` from host data (CL_MEM_COPY_HOST_PTR), released after.
-double creation_rate(const Side& side, const Fixture& fixture, size_t bytes) {
+// GB/s of making a memory object of `bytes` from host data (`make` makes it with
+// CL_MEM_COPY_HOST_PTR from `host`), released after.
+template <class Make>
+double creation_rate(size_t bytes, const char* what, Make make) {
   const auto start = Clock::now();
   cl_int status = CL_SUCCESS;
-  const cl_mem buffer = clCreateBuffer(side.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
-                                       const_cast<char*>(fixture.ordinary.data()), &status);
-  check(status, "clCreateBuffer(CL_MEM_COPY_HOST_PTR)");
+  const cl_mem mem = make(&status);
+  check(status, what);
   const double rate = static_cast<double>(bytes) / seconds_since(start) / 1e9;
-  check(clReleaseMemObject(buffer), "clReleaseMemObject");
+  check(clReleaseMemObject(mem), "clReleaseMemObject");
   return rate;
+}
+
+double buffer_creation_rate(const Side& side, const Fixture& fixture, size_t bytes) {
+  return creation_rate(bytes, "clCreateBuffer(CL_MEM_COPY_HOST_PTR)", [&](cl_int* status) {
+    return clCreateBuffer(side.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
+                          const_cast<char*>(fixture.ordinary.data()), status);
+  });
+}
+
+// A 2D image of rows of image_row_bytes, from packed ordinary memory.
+double image_creation_rate(const Side& side, const Fixture& fixture, size_t bytes) {
+  const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = image_row_bytes / 4;
+  desc.image_height = bytes / image_row_bytes;
+  return creation_rate(bytes, "clCreateImage(CL_MEM_COPY_HOST_PTR)", [&](cl_int* status) {
+    return clCreateImage(side.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &format, &desc,
+                         const_cast<char*>(fixture.ordinary.data()), status);
+  });
 }
 
 // GB/s of `count` non-blocking transfers of `bytes` each (`enqueue` makes one), then clFinish.
@@ -214,8 +235,11 @@ int main() {
     }
   }
   bench.compare("create " + size_name(max_bytes) + " from malloc memory " + path, "GB/s", max_bytes, [&](Side& side) {
-    return creation_rate(side, fixture_of(side), max_bytes);
+    return buffer_creation_rate(side, fixture_of(side), max_bytes);
   });
+  if (native.image && hivecl.image)
+    bench.compare("create image " + size_name(max_bytes) + " from malloc memory " + path, "GB/s", max_bytes,
+                  [&](Side& side) { return image_creation_rate(side, fixture_of(side), max_bytes); });
   const size_t count = std::clamp<size_t>(window_bytes_cap / max_bytes, 1, window);
   for (const bool writes : {true, false}) {
     const std::string what = writes ? "write " : "read ";
