@@ -39,15 +39,10 @@ bool is_image_type(cl_mem_object_type type) {
   }
 }
 
-// The image's size in pixels along x, y and z (the array index is y of a 1D array, z of a 2D array).
 Sizes extent(const cl_image_desc& desc) {
-  switch (desc.image_type) {
-    case CL_MEM_OBJECT_IMAGE1D_ARRAY: return {desc.image_width, desc.image_array_size, 1};
-    case CL_MEM_OBJECT_IMAGE2D: return {desc.image_width, desc.image_height, 1};
-    case CL_MEM_OBJECT_IMAGE2D_ARRAY: return {desc.image_width, desc.image_height, desc.image_array_size};
-    case CL_MEM_OBJECT_IMAGE3D: return {desc.image_width, desc.image_height, desc.image_depth};
-    default: return {desc.image_width, 1, 1};
-  }
+  const auto pixels = image_extent(desc.image_type, desc.image_width, desc.image_height, desc.image_depth,
+                                   desc.image_array_size);
+  return {pixels[0], pixels[1], pixels[2]};
 }
 
 size_t packed_bytes(size_t element, const Sizes& region) { return element * region[0] * region[1] * region[2]; }

@@ -97,8 +97,9 @@ cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl
   cl_mem_flags wire_flags = flags & ~host_access_flags;
   if ((flags & CL_MEM_USE_HOST_PTR) && !uses_natively)
     wire_flags = (wire_flags & ~CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR;
-  // On the memory data path the proxy reads the initial contents itself (in-process they are
-  // read in place as the request's data; over MPI they are sent).
+  // The initial contents are named by address where the proxy reads them itself (the memory data
+  // path) or the native runtime uses them (in-process, CL_MEM_USE_HOST_PTR); otherwise they are
+  // the request's data, read in place in-process and sent over MPI.
   Connection* const connection = context->connection;
   const bool proxy_reads = uses_natively || (host_ptr && connection->data_path() == transport::DataPath::memory);
   const std::span<const std::byte> initial_data(static_cast<const std::byte*>(host_ptr),

@@ -53,17 +53,6 @@ uint64_t image_bytes(const ImageShape& shape, uint32_t element) {
   }
 }
 
-// The region of a whole image of `shape` (its images one row, or one slice, apart in an array).
-Coordinates extent_of(const ImageShape& shape) {
-  switch (shape.type) {
-    case CL_MEM_OBJECT_IMAGE1D_ARRAY: return {shape.width, shape.array_size, 1};
-    case CL_MEM_OBJECT_IMAGE2D: return {shape.width, shape.height, 1};
-    case CL_MEM_OBJECT_IMAGE2D_ARRAY: return {shape.width, shape.height, shape.array_size};
-    case CL_MEM_OBJECT_IMAGE3D: return {shape.width, shape.height, shape.depth};
-    default: return {shape.width, 1, 1};
-  }
-}
-
 // The packed bytes of `region` of `image`; CL_INVALID_VALUE when they cannot lie inside it
 // (checked before any memory is set aside; the device checks the exact bounds).
 uint64_t region_bytes(cl_mem image, const Coordinates& region) {
@@ -151,6 +140,11 @@ GetSupportedImageFormats::Reply execute(Call& call, const GetSupportedImageForma
 
 namespace {
 
+Coordinates whole_image(const ImageShape& shape) {
+  const auto pixels = image_extent(shape.type, shape.width, shape.height, shape.depth, shape.array_size);
+  return {pixels[0], pixels[1], pixels[2]};
+}
+
 // The image of a request made by the native runtime from its initial contents, if any: packed
 // as bulk data, or in-process where the application has them, with its pitches. The runtime
 // copies them before returning, or (CL_MEM_USE_HOST_PTR) keeps using them.
@@ -168,6 +162,16 @@ cl_mem create_native(Call& call, cl_context context, const cl_image_format& form
   return image;
 }
 
+// The first device of the context that supports images (the image was made, so one does).
+cl_device_id image_device(cl_context context) {
+  const std::vector<cl_device_id> devices = context_devices(context);
+  const auto supports = std::find_if(devices.begin(), devices.end(), [](cl_device_id device) {
+    cl_bool images = CL_FALSE;
+    return clGetDeviceInfo(device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr) == CL_SUCCESS && images;
+  });
+  return supports == devices.end() ? devices.front() : *supports;
+}
+
 // On the memory data path: the image made empty, then filled through the staging ring with the
 // rows the proxy gathers from the client's memory (fill_staged), as a write of the whole image.
 cl_mem create_staged(Call& call, cl_context context, const cl_image_format& format, const cl_image_desc& desc,
@@ -177,11 +181,11 @@ cl_mem create_staged(Call& call, cl_context context, const cl_image_format& form
       clCreateImage(context, request.flags & ~cl_mem_flags{CL_MEM_COPY_HOST_PTR}, &format, &desc, nullptr, &status);
   check(status);
   const WriteImage::Request whole{.origin = {0, 0, 0},
-                                  .region = extent_of(request.shape),
+                                  .region = whole_image(request.shape),
                                   .host_address = request.host_address,
                                   .in_place = {.used = true, .row_pitch = request.row_pitch,
                                                .slice_pitch = request.slice_pitch}};
-  fill_staged(call, context, image, staged_image(clEnqueueWriteImage, image, whole));
+  fill_staged(call, context, image_device(context), image, staged_image(clEnqueueWriteImage, image, whole));
   return image;
 }
 

@@ -284,10 +284,6 @@ void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later
   later.reply<WriteBuffer>(CL_SUCCESS);
 }
 
-}  // namespace
-
-namespace {
-
 // The buffer of a request, made by the native runtime from its initial contents (if any), which
 // it copies before returning: in place in-process (CL_MEM_USE_HOST_PTR: it keeps using them),
 // else received into memory of the proxy's own.
@@ -324,7 +320,8 @@ cl_mem create_staged(Call& call, cl_context context, const CreateBuffer::Request
   const cl_mem mem =
       clCreateBuffer(context, request.flags & ~cl_mem_flags{CL_MEM_COPY_HOST_PTR}, request.size, nullptr, &status);
   check(status);
-  fill_staged(call, context, mem, staged_range(clEnqueueWriteBuffer, mem, 0, request.size, request.host_address));
+  fill_staged(call, context, context_devices(context).front(), mem,
+              staged_range(clEnqueueWriteBuffer, mem, 0, request.size, request.host_address));
   return mem;
 }
 

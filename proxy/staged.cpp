@@ -185,10 +185,9 @@ cl_event write_staged(Call& call, const Enqueue& enqueue, const StagedTransfer& 
   return WritePipeline(call, enqueue, transfer).run();
 }
 
-void fill_staged(Call& call, cl_context context, cl_mem mem, const StagedTransfer& transfer) {
+void fill_staged(Call& call, cl_context context, cl_device_id device, cl_mem mem, const StagedTransfer& transfer) {
   cl_int status = CL_SUCCESS;
-  const cl_command_queue queue =
-      clCreateCommandQueueWithProperties(context, context_devices(context).front(), nullptr, &status);
+  const cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
   cl_event written = nullptr;
   try {
     check(status);

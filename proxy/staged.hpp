@@ -64,9 +64,9 @@ struct StagedTransfer {
 cl_event write_staged(Call& call, const Enqueue& enqueue, const StagedTransfer& transfer);
 
 // A new memory object's initial contents written through the ring from the client's memory on a
-// queue of its own on the first device of its context, waited for (the call that makes the
-// object returns once it holds them). On failure `mem` is released and ClError thrown.
-void fill_staged(Call& call, cl_context context, cl_mem mem, const StagedTransfer& transfer);
+// queue of its own on `device` of its context, waited for (the call that makes the object
+// returns once it holds them). On failure `mem` is released and ClError thrown.
+void fill_staged(Call& call, cl_context context, cl_device_id device, cl_mem mem, const StagedTransfer& transfer);
 
 // A read's pieces as the device fills their slots, handed to the client in order (the MPI path
 // needs it), then the read's status on the request's data tag. `confirm` answers the request

@@ -5,6 +5,7 @@
 
 #include <CL/cl.h>
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -24,6 +25,18 @@ inline uint32_t channel_count(uint32_t order) {
     case CL_RGB: case CL_RGBx: case CL_sRGB: case CL_sRGBx: return 3;
     case CL_RGBA: case CL_BGRA: case CL_ARGB: case CL_ABGR: case CL_sRGBA: case CL_sBGRA: return 4;
     default: return 0;
+  }
+}
+
+// An image's size in pixels along x, y and z (the array index is y of a 1D array, z of a 2D array).
+inline std::array<uint64_t, 3> image_extent(uint32_t type, uint64_t width, uint64_t height, uint64_t depth,
+                                            uint64_t array_size) {
+  switch (type) {
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY: return {width, array_size, 1};
+    case CL_MEM_OBJECT_IMAGE2D: return {width, height, 1};
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY: return {width, height, array_size};
+    case CL_MEM_OBJECT_IMAGE3D: return {width, height, depth};
+    default: return {width, 1, 1};
   }
 }
 

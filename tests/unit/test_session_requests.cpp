@@ -98,6 +98,17 @@ struct StartedSession {
   void send(uint64_t sequence, const typename M::Request& request) {
     session.deliver(frame_of<M>(sequence, request));
   }
+  // Requests 1 to 4: a context, a queue, a 4 KiB buffer and a 16 x 16 RGBA8 image, under the ids below.
+  static constexpr ObjectId context = first_session_id, queue = context + 1, buffer = context + 2,
+                            image = context + 3;
+  void make_objects() {
+    send<CreateContext>(1, {.id = context, .devices = {1}});
+    send<CreateCommandQueue>(2, {.id = queue, .context = context, .device = 1});
+    send<CreateBuffer>(3, {.id = buffer, .context = context, .flags = CL_MEM_READ_WRITE, .size = 4096});
+    send<CreateImage>(4, {.id = image, .context = context, .flags = CL_MEM_READ_WRITE,
+                          .format = {CL_RGBA, CL_UNSIGNED_INT8},
+                          .shape = {.type = CL_MEM_OBJECT_IMAGE2D, .width = 16, .height = 16}});
+  }
 
   const Config config;
   proxy::Server server;
@@ -128,13 +139,8 @@ TEST_CASE("A buffer's initial data named by address is refused off the memory pa
 TEST_CASE("Rectangular and image transfers in the application's memory are refused off the in-process path, "
           "and the session serves on", "[session][bad-input]") {
   StartedSession test;
-  constexpr ObjectId context = first_session_id, queue = context + 1, buffer = context + 2, image = context + 3;
-  test.send<CreateContext>(1, {.id = context, .devices = {1}});
-  test.send<CreateCommandQueue>(2, {.id = queue, .context = context, .device = 1});
-  test.send<CreateBuffer>(3, {.id = buffer, .context = context, .flags = CL_MEM_READ_WRITE, .size = 4096});
-  test.send<CreateImage>(4, {.id = image, .context = context, .flags = CL_MEM_READ_WRITE,
-                             .format = {CL_RGBA, CL_UNSIGNED_INT8},
-                             .shape = {.type = CL_MEM_OBJECT_IMAGE2D, .width = 16, .height = 16}});
+  const ObjectId queue = test.queue, buffer = test.buffer, image = test.image;
+  test.make_objects();
   const BufferBox box{.origin = {0, 0, 0}, .region = {64, 4, 1}, .row_pitch = 64, .slice_pitch = 256};
   // The address alone would be refused on this path as for any transfer (check_data_path).
   const InPlace forged{.used = true, .row_pitch = 128, .slice_pitch = 512, .blocking = true};
@@ -163,15 +169,10 @@ TEST_CASE("Native mappings and buffers using the client's memory are refused off
                                         transport::PeerMemory(::getpid(), proxy::copy_team(1)))
                                   : nullptr,
                       ::getpid());
-  constexpr ObjectId context = first_session_id, queue = context + 1, buffer = context + 2, image = context + 3,
-                     using_host = context + 4;
+  const ObjectId context = test.context, queue = test.queue, buffer = test.buffer, image = test.image,
+                 using_host = image + 1;
   std::vector<std::byte> host(4096);
-  test.send<CreateContext>(1, {.id = context, .devices = {1}});
-  test.send<CreateCommandQueue>(2, {.id = queue, .context = context, .device = 1});
-  test.send<CreateBuffer>(3, {.id = buffer, .context = context, .flags = CL_MEM_READ_WRITE, .size = 4096});
-  test.send<CreateImage>(4, {.id = image, .context = context, .flags = CL_MEM_READ_WRITE,
-                             .format = {CL_RGBA, CL_UNSIGNED_INT8},
-                             .shape = {.type = CL_MEM_OBJECT_IMAGE2D, .width = 16, .height = 16}});
+  test.make_objects();
   test.send<MapBuffer>(5, {.queue = queue, .mem = buffer, .flags = CL_MAP_READ, .size = 4096, .blocking = true});
   test.send<MapImage>(6, {.queue = queue, .image = image, .flags = CL_MAP_READ, .origin = {0, 0, 0},
                           .region = {16, 16, 1}});
