@@ -798,6 +798,39 @@ Bytes mapped_bytes(const void* mapped, size_t size) {
 
 }  // namespace
 
+// In-process a blocking map is the native blocking call, made after the session's lock is
+// released, as a blocking read is (gated_blocking_read).
+DIFFERENTIAL_TEST(gated_blocking_map, "A blocking map waiting for a user event returns once another thread sets it",
+                  "[memory]") {
+  const Setup setup = make_setup(probe);
+  constexpr size_t size = 4096;
+  Bytes data = sample(size, 12);
+  const Buffer buffer = make_buffer(setup.context, data);
+  cl_int status = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(setup.context, &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_int opened = CL_INVALID_VALUE;
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    opened = clSetUserEventStatus(gate, CL_COMPLETE);
+  });
+  cl_event map_event = nullptr;
+  void* mapped = clEnqueueMapBuffer(setup.queue, buffer, CL_TRUE, CL_MAP_READ, 0, size, 1, &gate, &map_event, &status);
+  opener.join();
+  probe.status("gated blocking map", status);
+  probe.status("open the gate from another thread", opened);
+  REQUIRE(mapped);
+  cl_int map_status = CL_QUEUED;
+  probe.status("map's event", clGetEventInfo(map_event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof map_status,
+                                             &map_status, nullptr));
+  probe.value("map's status", map_status);
+  record_data(probe, "mapped data", mapped_bytes(mapped, size), data);
+  probe.status("unmap", clEnqueueUnmapMemObject(setup.queue, buffer, mapped, 0, nullptr, nullptr));
+  probe.status("finish", clFinish(setup.queue));
+  clReleaseEvent(map_event);
+  clReleaseEvent(gate);
+}
+
 DIFFERENTIAL_TEST(map_for_reading, "clEnqueueMapBuffer maps a buffer's data for reading", "[memory]") {
   const Setup setup = make_setup(probe);
   constexpr size_t size = 4096;
