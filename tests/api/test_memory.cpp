@@ -282,6 +282,41 @@ DIFFERENTIAL_TEST(gated_large_write, "A large write waiting for a user event com
   clReleaseEvent(gate);
 }
 
+namespace {
+
+// A user event that another thread sets to CL_COMPLETE 100 ms after it is made.
+class LateGate {
+ public:
+  explicit LateGate(cl_context context) {
+    cl_int status = CL_SUCCESS;
+    event = clCreateUserEvent(context, &status);
+    REQUIRE(status == CL_SUCCESS);
+    opener_ = std::thread([this] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      opened_ = clSetUserEventStatus(event, CL_COMPLETE);
+    });
+  }
+  LateGate(const LateGate&) = delete;
+  LateGate& operator=(const LateGate&) = delete;
+  ~LateGate() {
+    if (opener_.joinable()) opener_.join();
+    clReleaseEvent(event);
+  }
+  // The status with which the other thread set the event, once it has.
+  cl_int opened() {
+    opener_.join();
+    return opened_;
+  }
+
+  cl_event event = nullptr;
+
+ private:
+  cl_int opened_ = CL_INVALID_VALUE;
+  std::thread opener_;
+};
+
+}  // namespace
+
 // In-process the blocking read is the native call made after the session's lock is released:
 // the thread that sets the gate must still get through.
 DIFFERENTIAL_TEST(gated_blocking_read, "A blocking read waiting for a user event returns once another thread sets it",
@@ -290,27 +325,18 @@ DIFFERENTIAL_TEST(gated_blocking_read, "A blocking read waiting for a user event
   constexpr size_t size = 4096;
   Bytes data = sample(size, 11);
   const Buffer buffer = make_buffer(setup.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, size, data.data());
-  cl_int status = CL_SUCCESS;
-  cl_event gate = clCreateUserEvent(setup.context, &status);
-  REQUIRE(status == CL_SUCCESS);
-  cl_int opened = CL_INVALID_VALUE;
-  std::thread opener([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    opened = clSetUserEventStatus(gate, CL_COMPLETE);
-  });
+  LateGate gate(setup.context);
   Bytes back(size);
   cl_event read = nullptr;
   probe.status("gated blocking read",
-               clEnqueueReadBuffer(setup.queue, buffer, CL_TRUE, 0, size, back.data(), 1, &gate, &read));
-  opener.join();
-  probe.status("open the gate from another thread", opened);
+               clEnqueueReadBuffer(setup.queue, buffer, CL_TRUE, 0, size, back.data(), 1, &gate.event, &read));
+  probe.status("open the gate from another thread", gate.opened());
   cl_int read_status = CL_QUEUED;
   probe.status("read's event", clGetEventInfo(read, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof read_status,
                                               &read_status, nullptr));
   probe.value("read's status", read_status);
   record_data(probe, "read back", back, data);
   clReleaseEvent(read);
-  clReleaseEvent(gate);
 }
 
 DIFFERENTIAL_TEST(write_read, "clEnqueueWriteBuffer and clEnqueueReadBuffer move data, blocking or not", "[memory]") {
@@ -806,19 +832,13 @@ DIFFERENTIAL_TEST(gated_blocking_map, "A blocking map waiting for a user event r
   constexpr size_t size = 4096;
   Bytes data = sample(size, 12);
   const Buffer buffer = make_buffer(setup.context, data);
+  LateGate gate(setup.context);
   cl_int status = CL_SUCCESS;
-  cl_event gate = clCreateUserEvent(setup.context, &status);
-  REQUIRE(status == CL_SUCCESS);
-  cl_int opened = CL_INVALID_VALUE;
-  std::thread opener([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    opened = clSetUserEventStatus(gate, CL_COMPLETE);
-  });
   cl_event map_event = nullptr;
-  void* mapped = clEnqueueMapBuffer(setup.queue, buffer, CL_TRUE, CL_MAP_READ, 0, size, 1, &gate, &map_event, &status);
-  opener.join();
+  void* mapped =
+      clEnqueueMapBuffer(setup.queue, buffer, CL_TRUE, CL_MAP_READ, 0, size, 1, &gate.event, &map_event, &status);
   probe.status("gated blocking map", status);
-  probe.status("open the gate from another thread", opened);
+  probe.status("open the gate from another thread", gate.opened());
   REQUIRE(mapped);
   cl_int map_status = CL_QUEUED;
   probe.status("map's event", clGetEventInfo(map_event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof map_status,
@@ -828,7 +848,6 @@ DIFFERENTIAL_TEST(gated_blocking_map, "A blocking map waiting for a user event r
   probe.status("unmap", clEnqueueUnmapMemObject(setup.queue, buffer, mapped, 0, nullptr, nullptr));
   probe.status("finish", clFinish(setup.queue));
   clReleaseEvent(map_event);
-  clReleaseEvent(gate);
 }
 
 DIFFERENTIAL_TEST(map_for_reading, "clEnqueueMapBuffer maps a buffer's data for reading", "[memory]") {
