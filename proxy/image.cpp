@@ -209,10 +209,13 @@ CreateImage::Reply execute(Call& call, const CreateImage::Request& request) {
   const bool copies = (request.flags & CL_MEM_COPY_HOST_PTR) != 0;
   const bool named = request.host_address != 0;
   const bool proxy_reads = named && session.data_path().kind() == transport::DataPath::memory;
-  const bool valid = named ? request.data_bytes == 0 && !from_buffer && (in_process(session) ? uses || copies
-                                                                                             : proxy_reads && copies)
-                           : !uses && !request.row_pitch && !request.slice_pitch &&
-                                 request.data_bytes == (copies ? data_bytes : 0);
+  bool valid = false;
+  if (named) {
+    const bool path_allows = in_process(session) ? uses || copies : proxy_reads && copies;
+    valid = path_allows && request.data_bytes == 0 && !from_buffer;
+  } else {
+    valid = !uses && !request.row_pitch && !request.slice_pitch && request.data_bytes == (copies ? data_bytes : 0);
+  }
   if (!valid) throw ClError{CL_INVALID_VALUE};
   cl_image_desc desc{};
   desc.image_type = request.shape.type;
