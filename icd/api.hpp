@@ -146,9 +146,6 @@ void check_map_flags(const _cl_mem* mem, cl_map_flags map_flags);
 uint64_t host_address(const Connection* connection, const void* pointer);
 // The memory object of an enqueue: live and of the queue's context.
 _cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem);
-// Whose memory a write reads: the application's, or HiveCL's own (a mapping's shadow, which
-// may be freed once the call returns).
-enum class HostMemory { application, hivecl };
 // In-process, a command that the native runtime makes on the application's memory itself, as
 // natively: a rectangular or image transfer (protocol::InPlace), or a map (MapBuffer,
 // MapImage). A non-blocking one returns at once, a blocking one once the command has ended

@@ -233,6 +233,10 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
   }
 }
 
+// Whose memory a write reads: the application's, or HiveCL's own (a mapping's shadow, which
+// may be freed once the call returns).
+enum class HostMemory { application, hivecl };
+
 // Host memory to the device. A blocking write, or one from HiveCL's own memory (an unmap's,
 // which a release may free at once), returns once the proxy holds the data (in its staging
 // ring, or on the device). A non-blocking write from the application's memory returns at

@@ -327,16 +327,12 @@ DIFFERENTIAL_TEST(gated_blocking_read, "A blocking read waiting for a user event
   const Buffer buffer = make_buffer(setup.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, size, data.data());
   LateGate gate(setup.context);
   Bytes back(size);
-  cl_event read = nullptr;
+  Event read;
   probe.status("gated blocking read",
-               clEnqueueReadBuffer(setup.queue, buffer, CL_TRUE, 0, size, back.data(), 1, &gate.event, &read));
+               clEnqueueReadBuffer(setup.queue, buffer, CL_TRUE, 0, size, back.data(), 1, &gate.event, read.out()));
   probe.status("open the gate from another thread", gate.opened());
-  cl_int read_status = CL_QUEUED;
-  probe.status("read's event", clGetEventInfo(read, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof read_status,
-                                              &read_status, nullptr));
-  probe.value("read's status", read_status);
+  record_event(probe, "read's event", read);
   record_data(probe, "read back", back, data);
-  clReleaseEvent(read);
 }
 
 DIFFERENTIAL_TEST(write_read, "clEnqueueWriteBuffer and clEnqueueReadBuffer move data, blocking or not", "[memory]") {
@@ -834,20 +830,16 @@ DIFFERENTIAL_TEST(gated_blocking_map, "A blocking map waiting for a user event r
   const Buffer buffer = make_buffer(setup.context, data);
   LateGate gate(setup.context);
   cl_int status = CL_SUCCESS;
-  cl_event map_event = nullptr;
+  Event map_event;
   void* mapped =
-      clEnqueueMapBuffer(setup.queue, buffer, CL_TRUE, CL_MAP_READ, 0, size, 1, &gate.event, &map_event, &status);
+      clEnqueueMapBuffer(setup.queue, buffer, CL_TRUE, CL_MAP_READ, 0, size, 1, &gate.event, map_event.out(), &status);
   probe.status("gated blocking map", status);
   probe.status("open the gate from another thread", gate.opened());
   REQUIRE(mapped);
-  cl_int map_status = CL_QUEUED;
-  probe.status("map's event", clGetEventInfo(map_event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof map_status,
-                                             &map_status, nullptr));
-  probe.value("map's status", map_status);
+  record_event(probe, "map's event", map_event);
   record_data(probe, "mapped data", mapped_bytes(mapped, size), data);
   probe.status("unmap", clEnqueueUnmapMemObject(setup.queue, buffer, mapped, 0, nullptr, nullptr));
   probe.status("finish", clFinish(setup.queue));
-  clReleaseEvent(map_event);
 }
 
 DIFFERENTIAL_TEST(map_for_reading, "clEnqueueMapBuffer maps a buffer's data for reading", "[memory]") {
