@@ -245,9 +245,24 @@ InPlace in_place(cl_mem_object_type type, const HostLayout& layout, bool blockin
   return in_place;
 }
 
+// Through a proxy of this node, the host memory of a transfer off the in-process path as the
+// proxy takes it: in a shared segment (an image's mapping: the native runtime moves it there
+// itself), or else by its address (the proxy gathers or scatters its rows); with its pitches
+// unless packed. Over MPI it is not named: the data travels.
+template <class Request>
+void name_host_memory(Request& request, const Connection* connection, const _cl_mem* image, const void* memory,
+                      const HostLayout& layout, const Sizes& region) {
+  const size_t element = image->image->element_size;
+  const HostRange host = span(memory, layout, element, region);
+  request.shared = shared_range(connection, memory, host.end - host.begin);
+  if (!request.shared.segment) request.host_address = host_address(connection, memory);
+  if ((request.host_address || request.shared.segment) && !is_packed(layout, element, region))
+    request.in_place = in_place(image->image->desc.image_type, layout, false);
+}
+
 // Device data of a region into host memory laid out as `layout`. In-process the native runtime
 // writes the application's memory itself; on the memory data path the proxy writes its rows
-// there itself. Over MPI the data arrives straight in the application's memory when the layout
+// there itself, or the native runtime does, into a shared segment (name_host_memory). Over MPI the data arrives straight in the application's memory when the layout
 // is packed; otherwise in memory of its own, then unpacked before returning (the read then
 // completes before returning, as it may).
 void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& origin, const Sizes& region,
@@ -267,8 +282,7 @@ void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& or
   const bool direct = connection->moves_by_memory() || is_packed(layout, element, region);
   std::unique_ptr<std::byte[]> scratch(direct ? nullptr : new std::byte[bytes]);
   void* target = direct ? pointer : scratch.get();
-  request.host_address = host_address(connection, target);
-  if (request.host_address && !is_packed(layout, element, region)) request.in_place = in_place(image_type, layout, false);
+  name_host_memory(request, connection, image, target, layout, region);
   uint64_t sequence = 0;
   connection->call<ReadImage>(request, {}, &sequence);
   auto incoming = connection->receive(sequence, target, bytes);
@@ -283,7 +297,8 @@ void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& or
 // Host memory laid out as `layout` to a region of the device; returns once the proxy holds it.
 // In-process the native runtime reads the application's memory itself, as natively (an image
 // in-process is mapped natively: no memory of HiveCL's own is written from); on the memory data
-// path the proxy gathers its rows itself. Over MPI it travels packed.
+// path the proxy gathers its rows itself, or the native runtime reads them from a shared segment
+// (name_host_memory). Over MPI it travels packed.
 void write_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& origin, const Sizes& region,
                   const HostLayout& layout, const void* pointer, bool blocking, cl_command_type type) {
   const size_t element = image->image->element_size;
@@ -307,29 +322,42 @@ void write_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& o
     copy_region(scratch.get(), static_cast<std::byte*>(const_cast<void*>(pointer)), layout, element, region, false);
     source = scratch.get();
   }
-  request.host_address = host_address(connection, source);
-  if (request.host_address && !is_packed(layout, element, region)) request.in_place = in_place(image_type, layout, false);
-  connection->call<WriteImage>(request,
-                               std::span<const std::byte>(static_cast<const std::byte*>(source),
-                                                          request.host_address ? 0 : bytes));
+  name_host_memory(request, connection, image, source, layout, region);
+  connection->call<WriteImage>(request, std::span<const std::byte>(static_cast<const std::byte*>(source),
+                                                                   request.bulk_bytes()));
   command.complete(type);
 }
 
-// Where a mapping of `origin` lies and how: in host_ptr (CL_MEM_USE_HOST_PTR, with the
-// image's own layout) or in memory of its own, packed.
-_cl_mem::Mapping image_mapping(const _cl_mem* image, const Sizes& origin, const Sizes& region, cl_map_flags flags) {
+// Through a proxy of this node, a segment shared with the proxy for the image's mappings, made
+// at the first: the proxy moves their data to and from the device with no copy of its own, as
+// for buffers' mappings. Null elsewhere, or where none can be made.
+std::byte* shared_mapping_memory(_cl_mem* image) {
+  std::lock_guard lock(image->mapping_mutex);
+  if (!image->shared_shadow && !image->connection->in_process())
+    image->shared_shadow = SharedShadow::create(image->connection, image->size);
+  return image->shared_shadow ? image->shared_shadow->data() : nullptr;
+}
+
+// Where a mapping of `origin` lies and how: in host_ptr (CL_MEM_USE_HOST_PTR, with the image's
+// own layout), in the whole image's packed layout in a shared segment (shared_mapping_memory),
+// or else in memory of its own, packed.
+_cl_mem::Mapping image_mapping(_cl_mem* image, const Sizes& origin, const Sizes& region, cl_map_flags flags) {
   const ImageDescription& description = *image->image;
   _cl_mem::Mapping mapping{.pointer = nullptr, .offset = 0, .size = 0, .flags = flags, .origin = origin,
                            .region = region};
-  if (image->host_ptr) {
-    mapping.row_step = description.row_step;
-    mapping.slice_step = description.slice_step;
+  const cl_mem_object_type type = description.desc.image_type;
+  std::byte* whole_image = static_cast<std::byte*>(image->host_ptr);
+  HostLayout layout{description.row_step, description.slice_step};
+  if (!whole_image && (whole_image = shared_mapping_memory(image)))
+    layout = host_layout(type, description.element_size, extent(description.desc), 0, 0, CL_INVALID_VALUE);
+  if (whole_image) {
+    mapping.row_step = layout.row_step;
+    mapping.slice_step = layout.slice_step;
     mapping.offset = origin[0] * description.element_size + origin[1] * mapping.row_step +
                      origin[2] * mapping.slice_step;
-    mapping.pointer = static_cast<std::byte*>(image->host_ptr) + mapping.offset;
+    mapping.pointer = whole_image + mapping.offset;
   } else {
-    const HostLayout packed = host_layout(description.desc.image_type, description.element_size, region, 0, 0,
-                                          CL_INVALID_VALUE);
+    const HostLayout packed = host_layout(type, description.element_size, region, 0, 0, CL_INVALID_VALUE);
     mapping.row_step = packed.row_step;
     mapping.slice_step = packed.slice_step;
     mapping.storage.reset(new std::byte[packed_bytes(description.element_size, region)]);

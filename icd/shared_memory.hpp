@@ -1,5 +1,5 @@
 // The client side of shared segments (transport/shared_segment.hpp): the host memory of
-// mapped buffers on a proxy of this node, which that proxy moves to and from the device at
+// mapped buffers and images on a proxy of this node, which that proxy moves to and from the device at
 // page-locked speed with no copy, and the lookup that finds such memory under a pointer.
 #pragma once
 
@@ -15,7 +15,7 @@ class Connection;
 
 class SharedShadow {
  public:
-  // A segment of `size` bytes for buffers of `connection`'s proxy; nullptr where none can be
+  // A segment of `size` bytes for memory objects of `connection`'s proxy; nullptr where none can be
   // made or it would not pay (small buffers, too many segments).
   static std::unique_ptr<SharedShadow> create(Connection* connection, size_t size);
   SharedShadow(const SharedShadow&) = delete;

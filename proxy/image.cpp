@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <utility>
 
 #include "image_format.hpp"
 #include "proxy/executors.hpp"
@@ -114,6 +116,46 @@ void image_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem im
                     bind_image(native, image, request, reinterpret_cast<void*>(request.host_address), host.row_pitch,
                                host.slice_pitch),
                     enqueue, request.queue, request.tail.event, host.blocking, nullptr, status_to);
+}
+
+// The bytes of host memory a region spans laid out with a request's pitches (0: packed), with
+// either of a 1D array's pitches as its step (runtimes differ: client_side); CL_INVALID_VALUE
+// for a pitch shorter than what it steps over.
+uint64_t host_span(cl_mem image, const InPlace& host, const Coordinates& region) {
+  const uint64_t row = saturating_product(image_info<size_t>(image, CL_IMAGE_ELEMENT_SIZE), region.x, 1, 1);
+  cl_mem_object_type type = 0;
+  check(clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, nullptr));
+  const uint64_t given_row = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? std::max(host.row_pitch, host.slice_pitch)
+                                                                  : host.row_pitch;
+  const uint64_t row_pitch = given_row ? given_row : row;
+  const uint64_t rows = saturating_product(row_pitch, region.y, 1, 1);
+  const uint64_t slice_pitch = host.slice_pitch && type != CL_MEM_OBJECT_IMAGE1D_ARRAY ? host.slice_pitch : rows;
+  if (row_pitch < row || slice_pitch < rows) throw ClError{CL_INVALID_VALUE};
+  uint64_t span = row;
+  if (__builtin_add_overflow(span, saturating_product(row_pitch, region.y - 1, 1, 1), &span) ||
+      __builtin_add_overflow(span, saturating_product(slice_pitch, region.z - 1, 1, 1), &span))
+    throw ClError{CL_INVALID_VALUE};
+  return span;
+}
+
+// The host memory of an image transfer: named by its address or as a shared segment's (not
+// both), its pitches as check_in_place allows them.
+template <class Request>
+void check_host(Session& session, const Request& request) {
+  if (request.host_address && request.shared.segment) throw ClError{CL_INVALID_VALUE};
+  check_in_place(session, request.in_place, request.host_address || request.shared.segment);
+}
+
+// Host memory in a shared segment (an image's mapping, through a proxy of this node): the
+// native runtime moves the region straight to or from the segment's page-locked mapping, with
+// the client's pitches (transfer_with_segment).
+template <class Native, class Request>
+cl_event image_with_segment(Call& call, Native native, const Enqueue& enqueue, cl_mem image, const Request& request,
+                            std::function<void(cl_int)> done) {
+  const InPlace& host = request.in_place;
+  auto [segment, memory] = segment_memory(call, enqueue, request.shared, host_span(image, host, request.region));
+  return transfer_with_segment(bind_image(native, image, request, memory, host.row_pitch, host.slice_pitch), enqueue,
+                               std::move(segment), std::move(done));
 }
 
 }  // namespace
@@ -245,12 +287,19 @@ void execute(Call& call, const ReadImage::Request& request, Replier later) {
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_mem image = image_of(session, request.image);
   check_data_path(session, request.host_address);
-  check_in_place(session, request.in_place, request.host_address);
+  check_host(session, request);
   const uint64_t bytes = region_bytes(image, request.region);
   session.statistics().count_to_client(bytes);
   if (in_process(session) && request.in_place.used) {
     image_in_place(call, clEnqueueReadImage, enqueue, image, request, later);
     later.reply<ReadImage>(CL_SUCCESS);
+    return;
+  }
+  if (request.shared.segment) {
+    const cl_event event = image_with_segment(call, clEnqueueReadImage, enqueue, image, request,
+                                              [later](cl_int status) { later.send_status(status); });
+    later.reply<ReadImage>(CL_SUCCESS);
+    keep_event(call, request.tail.event, event);
     return;
   }
   if (session.data_path().kind() == transport::DataPath::memory)
@@ -271,13 +320,21 @@ void execute(Call& call, const WriteImage::Request& request, Replier later) {
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_mem image = image_of(session, request.image);
   check_data_path(session, request.host_address);
-  check_in_place(session, request.in_place, request.host_address);
+  check_host(session, request);
   if (request.data_bytes != region_bytes(image, request.region)) throw ClError{CL_INVALID_VALUE};
   if (in_process(session) && request.in_place.used) {
     call.bulk_consumed = true;
     session.statistics().count_to_proxy(request.data_bytes);
     image_in_place(call, clEnqueueWriteImage, enqueue, image, request, later);
     later.reply<WriteImage>(CL_SUCCESS);
+    return;
+  }
+  if (request.shared.segment) {  // answered once the device has read the segment
+    call.bulk_consumed = true;
+    session.statistics().count_to_proxy(request.data_bytes);
+    keep_event(call, request.tail.event,
+               image_with_segment(call, clEnqueueWriteImage, enqueue, image, request,
+                                  [later](cl_int status) { later.reply<WriteImage>(status); }));
     return;
   }
   if (session.data_path().kind() == transport::DataPath::memory) {

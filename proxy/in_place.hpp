@@ -6,7 +6,9 @@
 // bind their own native call.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <utility>
 
 #include "proxy/executors.hpp"
 #include "proxy/shared_segments.hpp"
@@ -115,8 +117,31 @@ void map_natively(Call& call, Native native, const Enqueue& enqueue, protocol::O
   });
 }
 
-// CL_INVALID_VALUE for host memory in place over MPI (where host data travels packed) or without
-// an address, for `blocking` off the in-process path, or for pitches or blocking given without it.
-void check_in_place(Session& session, const protocol::InPlace& in_place, uint64_t host_address);
+// The bytes of a shared segment for a transfer on `enqueue`'s queue, through this process's
+// mapping of it, which a wrapping buffer made page-locked; the segment stays mapped while held.
+// CL_INVALID_VALUE unless `size` bytes from the range's offset lie inside it.
+std::pair<std::shared_ptr<AttachedSegment>, std::byte*> segment_memory(Call& call, const Enqueue& enqueue,
+                                                                       const protocol::SharedRange& range,
+                                                                       uint64_t size);
+
+// Through a proxy of this node, host memory in a shared segment (segment_memory): one native
+// command straight to or from its page-locked mapping, answered (`done`) when the device is
+// through with the memory, which stays mapped until then.
+template <class Native>
+cl_event transfer_with_segment(Native native, const Enqueue& enqueue, std::shared_ptr<AttachedSegment> segment,
+                               std::function<void(cl_int)> done) {
+  cl_event event = nullptr;
+  check(native(enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), &event));
+  clFlush(enqueue.queue);
+  when_complete(event, [segment = std::move(segment), done = std::move(done)](cl_int status) {
+    done(status < 0 ? status : CL_SUCCESS);
+  });
+  return event;
+}
+
+// CL_INVALID_VALUE for host memory in place over MPI (where host data travels packed) or not
+// named (by its address, or as a shared segment's), for `blocking` off the in-process path, or
+// for pitches or blocking given without it.
+void check_in_place(Session& session, const protocol::InPlace& in_place, bool host_named);
 
 }  // namespace hivecl::proxy

@@ -60,10 +60,10 @@ void check_data_path(Session& session, uint64_t host_address) {
   if (host_address && session.data_path().kind() == transport::DataPath::mpi) throw ClError{CL_INVALID_VALUE};
 }
 
-void check_in_place(Session& session, const InPlace& in_place, uint64_t host_address) {
+void check_in_place(Session& session, const InPlace& in_place, bool host_named) {
   const transport::DataPath path = session.data_path().kind();
   const bool packed = in_place.row_pitch == 0 && in_place.slice_pitch == 0 && !in_place.blocking;
-  const bool allowed = in_place.used ? host_address && path != transport::DataPath::mpi &&
+  const bool allowed = in_place.used ? host_named && path != transport::DataPath::mpi &&
                                            (!in_place.blocking || path == transport::DataPath::in_process)
                                      : packed;
   if (!allowed) throw ClError{CL_INVALID_VALUE};
@@ -113,11 +113,6 @@ StagingRing& staging_of(Session& session, cl_command_queue queue) {
   return session.staging(context, device);
 }
 
-namespace {
-
-
-// The bytes of a shared segment for a transfer on `enqueue`'s queue, through this process's
-// mapping of it, which a wrapping buffer made page-locked; the segment stays mapped while held.
 std::pair<std::shared_ptr<AttachedSegment>, std::byte*> segment_memory(Call& call, const Enqueue& enqueue,
                                                                        const SharedRange& range, uint64_t size) {
   cl_context context = nullptr;
@@ -126,6 +121,8 @@ std::pair<std::shared_ptr<AttachedSegment>, std::byte*> segment_memory(Call& cal
   std::byte* memory = segment->memory(context, range.offset, size);
   return {std::move(segment), memory};
 }
+
+namespace {
 
 // clEnqueueReadBuffer or clEnqueueWriteBuffer bound to a range of a buffer and host memory
 // (in_place.hpp).
@@ -181,20 +178,13 @@ cl_event enqueue_empty(Native native, const Enqueue& enqueue, cl_mem mem, uint64
   return event;
 }
 
-// Host memory in a shared segment: one native command straight to or from it, answered
-// (`done`) when the device is through with the memory.
+// A range of a buffer and host memory in a shared segment (transfer_with_segment).
 template <class Native>
-cl_event transfer_with_segment(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, uint64_t offset,
-                               uint64_t size, const SharedRange& range, std::function<void(cl_int)> done) {
-  std::shared_ptr<AttachedSegment> segment;
-  std::byte* memory = nullptr;
-  // Not a structured binding: the lambda captures `segment`, which Clang 14 refuses for bindings.
-  std::tie(segment, memory) = segment_memory(call, enqueue, range, size);
-  cl_event event = nullptr;
-  check(native(enqueue.queue, mem, CL_FALSE, offset, size, memory, enqueue.wait_count(), enqueue.wait_list(), &event));
-  clFlush(enqueue.queue);
-  when_complete(event, [segment, done = std::move(done)](cl_int status) { done(status < 0 ? status : CL_SUCCESS); });
-  return event;
+cl_event buffer_with_segment(Call& call, Native native, const Enqueue& enqueue, cl_mem mem, uint64_t offset,
+                             uint64_t size, const SharedRange& range, std::function<void(cl_int)> done) {
+  auto [segment, memory] = segment_memory(call, enqueue, range, size);
+  return transfer_with_segment(bind_transfer(native, mem, offset, size, memory), enqueue, std::move(segment),
+                               std::move(done));
 }
 
 // The reply that the read was accepted, unless the client did not wait for it.
@@ -231,7 +221,7 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) 
     return;
   }
   if (request.shared.segment) {
-    const cl_event event = transfer_with_segment(call, clEnqueueReadBuffer, enqueue, mem, request.offset, request.size,
+    const cl_event event = buffer_with_segment(call, clEnqueueReadBuffer, enqueue, mem, request.offset, request.size,
                                                  request.shared, [later](cl_int status) { later.send_status(status); });
     confirm(request, later);
     keep_event(call, request.tail.event, event);
@@ -273,7 +263,7 @@ void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later
   } else if (request.shared.segment) {
     call.bulk_consumed = true;
     keep_event(call, request.tail.event,
-               transfer_with_segment(call, clEnqueueWriteBuffer, enqueue, mem, request.offset, request.size,
+               buffer_with_segment(call, clEnqueueWriteBuffer, enqueue, mem, request.offset, request.size,
                                      request.shared, [later](cl_int status) { later.reply<WriteBuffer>(status); }));
     return;
   } else {
@@ -472,7 +462,7 @@ template <class Request>
 RectCommand prepare_rect(Call& call, const Request& request) {
   RectCommand command{prepare_enqueue(call, request.queue, request.tail), call.session.get<cl_mem>(request.mem), 0};
   check_data_path(call.session, request.host_address);
-  check_in_place(call.session, request.in_place, request.host_address);
+  check_in_place(call.session, request.in_place, request.host_address != 0);
   command.packed_bytes = packed_bytes(call.session, request.box);
   return command;
 }

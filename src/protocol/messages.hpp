@@ -16,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 20;
+inline constexpr uint32_t protocol_version = 21;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -881,8 +881,9 @@ struct ReadImage {
     Coordinates region;
     EnqueueTail tail;
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
+    SharedRange shared;         // or, on that path, memory the proxy maps too (an image's mapping)
     InPlace in_place;
-    HIVECL_FIELDS(queue, image, origin, region, tail, host_address, in_place)
+    HIVECL_FIELDS(queue, image, origin, region, tail, host_address, shared, in_place)
   };
   using Reply = Empty;
 };
@@ -896,10 +897,11 @@ struct WriteImage {
     Coordinates region;
     EnqueueTail tail;
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
+    SharedRange shared;         // or, on that path, memory the proxy maps too (an image's mapping)
     uint64_t data_bytes = 0;    // the region's pixels, packed
     InPlace in_place;
-    HIVECL_FIELDS(queue, image, origin, region, tail, host_address, data_bytes, in_place)
-    uint64_t bulk_bytes() const { return host_address ? 0 : data_bytes; }
+    HIVECL_FIELDS(queue, image, origin, region, tail, host_address, shared, data_bytes, in_place)
+    uint64_t bulk_bytes() const { return host_address || shared.segment ? 0 : data_bytes; }
   };
   using Reply = Empty;
 };

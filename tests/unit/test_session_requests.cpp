@@ -5,6 +5,7 @@
 #include <CL/cl.h>
 
 #include <chrono>
+#include <cstring>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "proxy/data_path.hpp"
 #include "proxy/server.hpp"
 #include "proxy/session.hpp"
+#include "transport/shared_segment.hpp"
 
 using namespace hivecl;
 using namespace hivecl::protocol;
@@ -232,6 +234,64 @@ TEST_CASE("On the memory data path, an image's initial data is read from the cli
     CHECK(test.link->status_of(6) == CL_INVALID_VALUE);
   }
   test.send<Goodbye>(8, {});
+}
+
+TEST_CASE("On the memory data path, image regions move straight to and from a shared segment with their pitches; "
+          "a segment named with an address, a pitch too short or a range beyond it are refused",
+          "[session][bad-input]") {
+  // This process plays the client and its segment: a 16 x 16 RGBA8 image (rows of 64 bytes) is
+  // cleared from offset 8192, an 8 x 4 region at (4, 2) written with the whole image's pitches
+  // from offset 0 (as a mapping lies), and the whole image read back to offset 4096.
+  constexpr size_t segment_size = 16 << 10, cleared = 8192, whole = 4096, region_at = 2 * 64 + 4 * 4;
+  auto segment = transport::SharedSegment::create(segment_size);
+  REQUIRE(segment);
+  std::byte* bytes = segment->data();
+  std::memset(bytes, 0, segment_size);
+  for (size_t y = 0; y < 4; ++y)
+    for (size_t x = 0; x < 32; ++x) bytes[region_at + y * 64 + x] = std::byte(y * 32 + x + 1);
+  const auto in_segment = [&](uint64_t offset) {
+    return SharedRange{.segment = 1, .fd = segment->fd(), .inode = segment->inode(), .segment_size = segment_size,
+                       .offset = offset};
+  };
+  const bool memory_path = GENERATE(false, true);
+  StartedSession test(memory_path ? std::make_unique<proxy::MemoryDataPath>(
+                                        transport::PeerMemory(::getpid(), proxy::copy_team(1)))
+                                  : nullptr,
+                      ::getpid());
+  const ObjectId queue = test.queue, image = test.image;
+  const Coordinates everywhere{0, 0, 0}, all{16, 16, 1}, region{8, 4, 1};
+  const InPlace image_rows{.used = true, .row_pitch = 64};
+  test.make_objects();
+  test.send<WriteImage>(5, {.queue = queue, .image = image, .origin = everywhere, .region = all,
+                            .shared = in_segment(cleared), .data_bytes = 1024});
+  test.send<WriteImage>(6, {.queue = queue, .image = image, .origin = {4, 2, 0}, .region = region,
+                            .shared = in_segment(region_at), .data_bytes = 128, .in_place = image_rows});
+  test.send<ReadImage>(7, {.queue = queue, .image = image, .origin = everywhere, .region = all,
+                           .shared = in_segment(whole)});
+  test.send<ReadImage>(8, {.queue = queue, .image = image, .origin = everywhere, .region = all,
+                           .host_address = reinterpret_cast<uint64_t>(bytes + whole), .shared = in_segment(whole)});
+  test.send<ReadImage>(9, {.queue = queue, .image = image, .origin = {4, 2, 0}, .region = region,
+                           .shared = in_segment(region_at), .in_place = {.used = true, .row_pitch = 16}});
+  test.send<ReadImage>(10, {.queue = queue, .image = image, .origin = everywhere, .region = all,
+                            .shared = in_segment(segment_size - 512)});
+  test.send<WriteImage>(11, {.queue = queue, .image = image, .origin = {4, 2, 0}, .region = region,
+                             .shared = in_segment(0), .data_bytes = 128,
+                             .in_place = {.used = true, .row_pitch = uint64_t{1} << 63}});
+  test.send<Finish>(12, {.queue = queue});
+  for (uint64_t sequence = 1; sequence <= 4; ++sequence) CHECK(test.link->status_of(sequence) == CL_SUCCESS);
+  for (uint64_t sequence = 5; sequence <= 7; ++sequence)
+    CHECK(test.link->status_of(sequence) == (memory_path ? CL_SUCCESS : CL_INVALID_VALUE));
+  for (uint64_t sequence = 8; sequence <= 11; ++sequence) CHECK(test.link->status_of(sequence) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(12) == CL_SUCCESS);
+  if (memory_path) {
+    REQUIRE(test.link->data_status_of(7) == CL_SUCCESS);
+    for (size_t y = 0; y < 16; ++y)
+      for (size_t x = 0; x < 64; ++x) {
+        const bool written = y >= 2 && y < 6 && x >= 16 && x < 48;
+        CHECK(bytes[whole + y * 64 + x] == (written ? bytes[y * 64 + x] : std::byte{0}));
+      }
+  }
+  test.send<Goodbye>(13, {});
 }
 
 TEST_CASE("On the memory data path, the proxy scatters a box's rows into the client's memory with its pitches, "
