@@ -472,11 +472,12 @@ DIFFERENTIAL_TEST(image_map, "clEnqueueMapImage maps a region, and unmapping wri
           seen.insert(seen.end(), mapped + y * step, mapped + y * step + region[0] * pixel);
         record_data(probe, what + ": mapped again", seen, crop(expected, width, height, origin, region));
         probe.status(what + ": unmap again", clEnqueueUnmapMemObject(setup.queue, image, mapped, 0, nullptr, nullptr));
-        probe.status(what + ": no row pitch", [&] {
+        // NVIDIA's driver maps without a row pitch to report (docs/FINDINGS.md).
+        expect_on_hivecl(probe, what + ": no row pitch", [&] {
           clEnqueueMapImage(setup.queue, image, CL_TRUE, CL_MAP_READ, origin.data(), region.data(), nullptr, nullptr, 0,
                             nullptr, nullptr, &status);
           return status;
-        }());
+        }(), CL_INVALID_VALUE);
       }
     }
   }
