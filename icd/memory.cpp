@@ -345,11 +345,17 @@ struct HostBox {
   size_t packed_bytes() const { return region[0] * region[1] * region[2]; }
   std::byte* first() const { return base + origin[2] * slice_pitch + origin[1] * row_pitch + origin[0]; }
   // In-process and on the memory data path the rows stay where they are: `request` names them
-  // with their pitches (InPlace; `blocking` counts in-process only). Whether it does.
+  // with their pitches (InPlace; `blocking` counts in-process only), through a proxy as memory
+  // of a shared segment where they lie in one (the native runtime then moves them itself).
+  // Whether it does.
   template <class Request>
   bool place(Request& request, const Connection* connection, bool blocking) const {
     if (!connection->moves_by_memory()) return false;
-    request.host_address = reinterpret_cast<uint64_t>(first());
+    if (!connection->in_process()) {
+      const HostRange spanned = span();
+      request.shared = shared_range(connection, first(), spanned.end - spanned.begin);
+    }
+    if (!request.shared.segment) request.host_address = reinterpret_cast<uint64_t>(first());
     request.in_place = {.used = true, .row_pitch = row_pitch, .slice_pitch = slice_pitch,
                         .blocking = blocking && connection->in_process()};
     return true;

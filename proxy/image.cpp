@@ -118,32 +118,16 @@ void image_in_place(Call& call, Native native, const Enqueue& enqueue, cl_mem im
                     enqueue, request.queue, request.tail.event, host.blocking, nullptr, status_to);
 }
 
-// The bytes of host memory a region spans laid out with a request's pitches (0: packed), with
-// either of a 1D array's pitches as its step (runtimes differ: client_side); CL_INVALID_VALUE
-// for a pitch shorter than what it steps over.
+// The bytes of host memory a region spans laid out with a request's pitches (pitched_span), a
+// 1D array's images one row apart, with the longer of its two pitches as the step (runtimes
+// differ on which they take: client_side).
 uint64_t host_span(cl_mem image, const InPlace& host, const Coordinates& region) {
   const uint64_t row = saturating_product(image_info<size_t>(image, CL_IMAGE_ELEMENT_SIZE), region.x, 1, 1);
   cl_mem_object_type type = 0;
   check(clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, nullptr));
-  const uint64_t given_row = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? std::max(host.row_pitch, host.slice_pitch)
-                                                                  : host.row_pitch;
-  const uint64_t row_pitch = given_row ? given_row : row;
-  const uint64_t rows = saturating_product(row_pitch, region.y, 1, 1);
-  const uint64_t slice_pitch = host.slice_pitch && type != CL_MEM_OBJECT_IMAGE1D_ARRAY ? host.slice_pitch : rows;
-  if (row_pitch < row || slice_pitch < rows) throw ClError{CL_INVALID_VALUE};
-  uint64_t span = row;
-  if (__builtin_add_overflow(span, saturating_product(row_pitch, region.y - 1, 1, 1), &span) ||
-      __builtin_add_overflow(span, saturating_product(slice_pitch, region.z - 1, 1, 1), &span))
-    throw ClError{CL_INVALID_VALUE};
-  return span;
-}
-
-// The host memory of an image transfer: named by its address or as a shared segment's (not
-// both), its pitches as check_in_place allows them.
-template <class Request>
-void check_host(Session& session, const Request& request) {
-  if (request.host_address && request.shared.segment) throw ClError{CL_INVALID_VALUE};
-  check_in_place(session, request.in_place, request.host_address || request.shared.segment);
+  if (type == CL_MEM_OBJECT_IMAGE1D_ARRAY)
+    return pitched_span(row, region.y, region.z, std::max(host.row_pitch, host.slice_pitch), 0);
+  return pitched_span(row, region.y, region.z, host.row_pitch, host.slice_pitch);
 }
 
 // Host memory in a shared segment (an image's mapping, through a proxy of this node): the
@@ -287,7 +271,7 @@ void execute(Call& call, const ReadImage::Request& request, Replier later) {
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_mem image = image_of(session, request.image);
   check_data_path(session, request.host_address);
-  check_host(session, request);
+  check_host_memory(session, request);
   const uint64_t bytes = region_bytes(image, request.region);
   session.statistics().count_to_client(bytes);
   if (in_process(session) && request.in_place.used) {
@@ -320,7 +304,7 @@ void execute(Call& call, const WriteImage::Request& request, Replier later) {
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_mem image = image_of(session, request.image);
   check_data_path(session, request.host_address);
-  check_host(session, request);
+  check_host_memory(session, request);
   if (request.data_bytes != region_bytes(image, request.region)) throw ClError{CL_INVALID_VALUE};
   if (in_process(session) && request.in_place.used) {
     call.bulk_consumed = true;

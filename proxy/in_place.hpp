@@ -139,9 +139,22 @@ cl_event transfer_with_segment(Native native, const Enqueue& enqueue, std::share
   return event;
 }
 
+// The bytes of host memory that `slices` of `rows` rows of `row` bytes span with the pitches
+// given (0: packed); CL_INVALID_VALUE for a pitch shorter than what it steps over, or a span
+// beyond 64 bits. What the native runtime may touch of memory the proxy maps (a shared segment).
+uint64_t pitched_span(uint64_t row, uint64_t rows, uint64_t slices, uint64_t row_pitch, uint64_t slice_pitch);
+
 // CL_INVALID_VALUE for host memory in place over MPI (where host data travels packed) or not
 // named (by its address, or as a shared segment's), for `blocking` off the in-process path, or
 // for pitches or blocking given without it.
 void check_in_place(Session& session, const protocol::InPlace& in_place, bool host_named);
+
+// The host memory of a rectangle or image transfer: named by its address or as a shared
+// segment's (not both), its pitches as check_in_place allows them.
+template <class Request>
+void check_host_memory(Session& session, const Request& request) {
+  if (request.host_address && request.shared.segment) throw ClError{CL_INVALID_VALUE};
+  check_in_place(session, request.in_place, request.host_address || request.shared.segment);
+}
 
 }  // namespace hivecl::proxy

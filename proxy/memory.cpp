@@ -69,6 +69,19 @@ void check_in_place(Session& session, const InPlace& in_place, bool host_named) 
   if (!allowed) throw ClError{CL_INVALID_VALUE};
 }
 
+uint64_t pitched_span(uint64_t row, uint64_t rows, uint64_t slices, uint64_t row_pitch, uint64_t slice_pitch) {
+  if (!row_pitch) row_pitch = row;
+  uint64_t slice = 0, before_last_row = 0, before_last_slice = 0, span = 0;
+  if (rows == 0 || slices == 0 || row_pitch < row || __builtin_mul_overflow(row_pitch, rows, &slice))
+    throw ClError{CL_INVALID_VALUE};
+  if (!slice_pitch) slice_pitch = slice;
+  if (slice_pitch < slice || __builtin_mul_overflow(row_pitch, rows - 1, &before_last_row) ||
+      __builtin_mul_overflow(slice_pitch, slices - 1, &before_last_slice) ||
+      __builtin_add_overflow(row, before_last_row, &span) || __builtin_add_overflow(span, before_last_slice, &span))
+    throw ClError{CL_INVALID_VALUE};
+  return span;
+}
+
 std::shared_ptr<HostBuffer> receive_data(Call& call, uint64_t host_address, uint64_t size) {
   Session& session = call.session;
   auto data = std::make_shared<HostBuffer>(size);
@@ -462,7 +475,7 @@ template <class Request>
 RectCommand prepare_rect(Call& call, const Request& request) {
   RectCommand command{prepare_enqueue(call, request.queue, request.tail), call.session.get<cl_mem>(request.mem), 0};
   check_data_path(call.session, request.host_address);
-  check_in_place(call.session, request.in_place, request.host_address != 0);
+  check_host_memory(call.session, request);
   command.packed_bytes = packed_bytes(call.session, request.box);
   return command;
 }
@@ -517,6 +530,21 @@ void rect_in_place(Call& call, Native native, const RectCommand& command, const 
                     command.enqueue, request.queue, request.tail.event, host.blocking, nullptr, status_to);
 }
 
+// Host memory in a shared segment (a mapping, through a proxy of this node): the native
+// runtime moves the box straight to or from the segment's page-locked mapping, with the
+// client's pitches (transfer_with_segment).
+template <class Native, class Request>
+cl_event rect_with_segment(Call& call, Native native, const RectCommand& command, const Request& request,
+                           std::function<void(cl_int)> done) {
+  const InPlace& host = request.in_place;
+  const BufferBox& box = request.box;
+  auto [segment, memory] = segment_memory(
+      call, command.enqueue, request.shared,
+      pitched_span(box.region[0], box.region[1], box.region[2], host.row_pitch, host.slice_pitch));
+  return transfer_with_segment(bind_rect(native, command.mem, box, memory, host.row_pitch, host.slice_pitch),
+                               command.enqueue, std::move(segment), std::move(done));
+}
+
 }  // namespace
 
 // On the memory data path the packed data comes through the staging ring, piece by piece (each
@@ -533,6 +561,14 @@ void execute(Call& call, const WriteBufferRect::Request& request, Replier later)
     return;
   }
   const Enqueue& enqueue = command.enqueue;
+  if (request.shared.segment) {  // answered once the device has read the segment
+    call.bulk_consumed = true;
+    call.session.statistics().count_to_proxy(command.packed_bytes);
+    keep_event(call, request.tail.event,
+               rect_with_segment(call, clEnqueueWriteBufferRect, command, request,
+                                 [later](cl_int status) { later.reply<WriteBufferRect>(status); }));
+    return;
+  }
   if (call.session.data_path().kind() == transport::DataPath::memory) {
     call.session.statistics().count_to_proxy(command.packed_bytes);
     keep_event(call, request.tail.event,
@@ -564,6 +600,13 @@ void execute(Call& call, const ReadBufferRect::Request& request, Replier later) 
     return;
   }
   const Enqueue& enqueue = command.enqueue;
+  if (request.shared.segment) {
+    const cl_event event = rect_with_segment(call, clEnqueueReadBufferRect, command, request,
+                                             [later](cl_int status) { later.send_status(status); });
+    later.reply<ReadBufferRect>(CL_SUCCESS);
+    keep_event(call, request.tail.event, event);
+    return;
+  }
   if (session.data_path().kind() == transport::DataPath::memory)
     return read_staged(call, enqueue, staged_box(clEnqueueReadBufferRect, command.mem, request), later,
                        [&] { later.reply<ReadBufferRect>(CL_SUCCESS); }, request.tail.event);

@@ -384,10 +384,11 @@ struct RectTransfer {
   ObjectId mem = no_object;
   BufferBox box;
   EnqueueTail tail;
-  uint64_t host_address = 0;  // the memory data path: the client's packed copy; 0: over MPI
+  uint64_t host_address = 0;  // the memory data path: the client's rows (in_place); 0: over MPI
+  SharedRange shared;         // or, on that path, memory the proxy maps too
   InPlace in_place;
-  HIVECL_FIELDS(queue, mem, box, tail, host_address, in_place)
-  uint64_t bulk_bytes() const { return host_address ? 0 : box.packed_bytes(); }
+  HIVECL_FIELDS(queue, mem, box, tail, host_address, shared, in_place)
+  uint64_t bulk_bytes() const { return host_address || shared.segment ? 0 : box.packed_bytes(); }
 };
 
 struct ReadBufferRect {
@@ -881,7 +882,7 @@ struct ReadImage {
     Coordinates region;
     EnqueueTail tail;
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
-    SharedRange shared;         // or, on that path, memory the proxy maps too (an image's mapping)
+    SharedRange shared;         // or, on that path, memory the proxy maps too
     InPlace in_place;
     HIVECL_FIELDS(queue, image, origin, region, tail, host_address, shared, in_place)
   };
@@ -897,7 +898,7 @@ struct WriteImage {
     Coordinates region;
     EnqueueTail tail;
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
-    SharedRange shared;         // or, on that path, memory the proxy maps too (an image's mapping)
+    SharedRange shared;         // or, on that path, memory the proxy maps too
     uint64_t data_bytes = 0;    // the region's pixels, packed
     InPlace in_place;
     HIVECL_FIELDS(queue, image, origin, region, tail, host_address, shared, data_bytes, in_place)

@@ -335,6 +335,38 @@ DIFFERENTIAL_TEST(rect_large, "rectangular transfers of several megabytes", "[me
   record_bytes(probe, "after the write", read_all(setup.queue, buffer, contents.size()), contents);
 }
 
+// Host memory mapped from a CL_MEM_ALLOC_HOST_PTR buffer: through a proxy of the node, memory
+// the proxy shares, which the native runtime reads and writes itself with the host pitches.
+DIFFERENTIAL_TEST(rect_mapped_host, "rectangular transfers to and from a mapped buffer's memory", "[memory][rect]") {
+  auto setup = make_setup(probe);
+  constexpr size_t width = 512, height = 256;  // 128 KiB on each side
+  Bytes contents = pattern(width * height, 13);
+  Buffer buffer = buffer_with(setup.context, 0, contents);
+  cl_int status = CL_SUCCESS;
+  Buffer host_buffer(clCreateBuffer(setup.context, CL_MEM_ALLOC_HOST_PTR, width * height, nullptr, &status));
+  REQUIRE(status == CL_SUCCESS);
+  auto* mapped = static_cast<unsigned char*>(clEnqueueMapBuffer(
+      setup.queue, host_buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, width * height, 0, nullptr, nullptr, &status));
+  probe.status("map", status);
+  REQUIRE(mapped);
+  std::memset(mapped, 0x5A, width * height);
+  const std::array<size_t, 3> region{300, 200, 1};
+  const Box device{{17, 9, 0}, width, 0};
+  const Box host{{3, 5, 0}, 400, 0};
+  Bytes expected(width * height, 0x5A);
+  copy_box(contents, device, expected, host, region);
+  probe.status("read", read_rect(setup.queue, buffer, CL_TRUE, device, region, host, mapped));
+  record_bytes(probe, "read data", Bytes(mapped, mapped + width * height), expected);
+
+  const Bytes source = pattern(width * height, 14);
+  std::memcpy(mapped, source.data(), source.size());
+  probe.status("write", write_rect(setup.queue, buffer, device, region, host, mapped));
+  copy_box(source, host, contents, device, region);
+  record_bytes(probe, "after the write", read_all(setup.queue, buffer, contents.size()), contents);
+  probe.status("unmap", clEnqueueUnmapMemObject(setup.queue, host_buffer, mapped, 0, nullptr, nullptr));
+  probe.status("finish", clFinish(setup.queue));
+}
+
 DIFFERENTIAL_TEST(rect_errors, "rectangular transfers refuse bad regions, pitches and access", "[memory][rect]") {
   auto setup = make_setup(probe);
   Bytes contents = pattern(16 * 8 * 2, 12);

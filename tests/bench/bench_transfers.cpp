@@ -4,9 +4,9 @@
 // CL_MEM_ALLOC_HOST_PTR buffer of the side's own context). Each case name ends with
 // HiveCL's data path ([memory] or [mpi], from CL_DEVICE_DATA_PATH_HIVECL) and the transfer
 // settings given in the environment (HIVECL_STAGING_SLOTS=1: no pipeline). At the largest size
-// also: making a buffer and an image from host data, rectangular transfers of half of every host row, a map
-// and unmap of the whole buffer, and (where the device has images) transfers and a map and unmap
-// of a whole 2D image.
+// also: making a buffer and an image from host data, rectangular transfers of half of every
+// host row (both kinds of host memory), a map and unmap of the whole buffer, and (where the
+// device has images) transfers of a whole 2D image (both kinds) and a map and unmap of it.
 //   HIVECL_BENCH_MIN_BYTES / HIVECL_BENCH_MAX_BYTES  sizes, powers of 4 apart (64 KiB .. 16 MiB)
 //   HIVECL_BENCH_WINDOW         transfers per window (32); fewer where size * window > 1 GiB
 #include <CL/cl.h>
@@ -88,10 +88,15 @@ std::string path_label(const Side& hivecl) {
   return label + "]";
 }
 
+// Host memory of `fixture`: page-locked (a mapped CL_MEM_ALLOC_HOST_PTR buffer) or ordinary.
+void* host_memory(const Fixture& fixture, bool pinned) {
+  return pinned ? fixture.pinned : const_cast<char*>(fixture.ordinary.data());
+}
+
 // GB/s of `count` transfers of `bytes`, non-blocking then clFinish (count > 1), or blocking.
 double transfer_rate(const Side& side, const Fixture& fixture, bool writes, bool pinned, size_t bytes, size_t count,
                      bool blocking) {
-  void* host = pinned ? fixture.pinned : const_cast<char*>(fixture.ordinary.data());
+  void* host = host_memory(fixture, pinned);
   const auto start = Clock::now();
   for (size_t i = 0; i < count; ++i) {
     const cl_bool block = blocking ? CL_TRUE : CL_FALSE;
@@ -145,12 +150,12 @@ double window_rate(const Side& side, size_t bytes, size_t count, const char* wha
   return static_cast<double>(bytes) * static_cast<double>(count) / seconds_since(start) / 1e9;
 }
 
-// Rectangular transfers of half of every row of `bytes` of ordinary host memory (rows of
+// Rectangular transfers of half of every row of `bytes` of host memory (rows of
 // rect_row_bytes) to or from the buffer's start, packed.
-double rect_rate(const Side& side, const Fixture& fixture, bool writes, size_t bytes, size_t count) {
+double rect_rate(const Side& side, const Fixture& fixture, bool writes, bool pinned, size_t bytes, size_t count) {
   const size_t origin[3] = {0, 0, 0};
   const size_t region[3] = {rect_row_bytes / 2, bytes / rect_row_bytes, 1};
-  char* host = const_cast<char*>(fixture.ordinary.data());
+  void* host = host_memory(fixture, pinned);
   return window_rate(side, region[0] * region[1], count, writes ? "clEnqueueWriteBufferRect" : "clEnqueueReadBufferRect",
                      [&] {
                        return writes ? clEnqueueWriteBufferRect(side.queue, fixture.device, CL_FALSE, origin, origin,
@@ -162,11 +167,11 @@ double rect_rate(const Side& side, const Fixture& fixture, bool writes, size_t b
                      });
 }
 
-// Transfers of the whole image from or to packed ordinary host memory.
-double image_rate(const Side& side, const Fixture& fixture, bool writes, size_t bytes, size_t count) {
+// Transfers of the whole image from or to packed host memory.
+double image_rate(const Side& side, const Fixture& fixture, bool writes, bool pinned, size_t bytes, size_t count) {
   const size_t origin[3] = {0, 0, 0};
   const size_t region[3] = {image_row_bytes / 4, bytes / image_row_bytes, 1};
-  char* host = const_cast<char*>(fixture.ordinary.data());
+  void* host = host_memory(fixture, pinned);
   return window_rate(side, bytes, count, writes ? "clEnqueueWriteImage" : "clEnqueueReadImage", [&] {
     return writes ? clEnqueueWriteImage(side.queue, fixture.image, CL_FALSE, origin, region, 0, 0, host, 0, nullptr,
                                         nullptr)
@@ -243,16 +248,20 @@ int main() {
   const size_t count = std::clamp<size_t>(window_bytes_cap / max_bytes, 1, window);
   for (const bool writes : {true, false}) {
     const std::string what = writes ? "write " : "read ";
-    bench.compare(what + "rect " + size_name(max_bytes / 2) + ", half of every " + size_name(rect_row_bytes) +
-                      " row, malloc, x" + std::to_string(count) + " " + path,
-                  "GB/s", max_bytes / 2,
-                  [&](Side& side) { return rect_rate(side, fixture_of(side), writes, max_bytes, count); });
+    for (const bool pinned : {false, true})
+      bench.compare(what + "rect " + size_name(max_bytes / 2) + ", half of every " + size_name(rect_row_bytes) +
+                        " row, " + (pinned ? "pinned" : "malloc") + ", x" + std::to_string(count) + " " + path,
+                    "GB/s", max_bytes / 2,
+                    [&](Side& side) { return rect_rate(side, fixture_of(side), writes, pinned, max_bytes, count); });
     const std::string mapping = writes ? "map for writing " : "map for reading ";
     bench.compare(mapping + "buffer " + size_name(max_bytes) + ", unmap " + path, "GB/s", max_bytes,
                   [&](Side& side) { return buffer_map_rate(side, fixture_of(side), writes, max_bytes); });
     if (!native.image || !hivecl.image) continue;
-    bench.compare(what + "image " + size_name(max_bytes) + ", malloc, x" + std::to_string(count) + " " + path, "GB/s",
-                  max_bytes, [&](Side& side) { return image_rate(side, fixture_of(side), writes, max_bytes, count); });
+    for (const bool pinned : {false, true})
+      bench.compare(what + "image " + size_name(max_bytes) + (pinned ? ", pinned" : ", malloc") + ", x" +
+                        std::to_string(count) + " " + path,
+                    "GB/s", max_bytes,
+                    [&](Side& side) { return image_rate(side, fixture_of(side), writes, pinned, max_bytes, count); });
     bench.compare(mapping + "image " + size_name(max_bytes) + ", unmap " + path, "GB/s", max_bytes,
                   [&](Side& side) { return image_map_rate(side, fixture_of(side), writes, max_bytes); });
   }

@@ -86,6 +86,13 @@ std::vector<proxy::NativeDevice> native_devices(const Config& config) {
   return devices;
 }
 
+// The data path to this process as the client: its memory (it plays the client), or MPI (null:
+// as until a Hello says otherwise).
+std::unique_ptr<proxy::DataPath> this_process_path(bool memory_path) {
+  if (!memory_path) return nullptr;
+  return std::make_unique<proxy::MemoryDataPath>(transport::PeerMemory(::getpid(), proxy::copy_team(1)));
+}
+
 // A session of its own on the native runtime, started, with a link that records its answers.
 // Its data path is MPI (as until a Hello says otherwise) unless `path` is given; `pid` is the
 // client's. The session's worker is joined, its objects released, when it goes.
@@ -117,6 +124,32 @@ struct StartedSession {
   std::shared_ptr<RecordingLink> link = std::make_shared<RecordingLink>();
   proxy::Session session;
 };
+
+// A zeroed shared segment of this process (playing the client), and ranges in it as a request
+// names them.
+struct ClientSegment {
+  static constexpr size_t size = 16 << 10;
+  ClientSegment() : segment(transport::SharedSegment::create(size)) {
+    REQUIRE(segment);
+    std::memset(segment->data(), 0, size);
+  }
+  std::byte* bytes() const { return segment->data(); }
+  SharedRange at(uint64_t offset) const {
+    return {.segment = 1, .fd = segment->fd(), .inode = segment->inode(), .segment_size = size, .offset = offset};
+  }
+  std::unique_ptr<transport::SharedSegment> segment;
+};
+
+// The statuses of the segment cases below: requests 1-4 made the objects, 5-7 moved data
+// (served on the memory path, refused over MPI), 8-11 were refused, 12 finished the queue.
+void check_segment_statuses(StartedSession& test, bool memory_path) {
+  for (uint64_t sequence = 1; sequence <= 4; ++sequence) CHECK(test.link->status_of(sequence) == CL_SUCCESS);
+  for (uint64_t sequence = 5; sequence <= 7; ++sequence)
+    CHECK(test.link->status_of(sequence) == (memory_path ? CL_SUCCESS : CL_INVALID_VALUE));
+  for (uint64_t sequence = 8; sequence <= 11; ++sequence) CHECK(test.link->status_of(sequence) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(12) == CL_SUCCESS);
+  if (memory_path) CHECK(test.link->data_status_of(7) == CL_SUCCESS);
+}
 
 }  // namespace
 
@@ -167,10 +200,7 @@ TEST_CASE("Native mappings and buffers using the client's memory are refused off
           "session serves on", "[session][bad-input]") {
   // Through a proxy the client's addresses are not the proxy's: on the MPI and memory paths alike.
   const bool memory_path = GENERATE(false, true);
-  StartedSession test(memory_path ? std::make_unique<proxy::MemoryDataPath>(
-                                        transport::PeerMemory(::getpid(), proxy::copy_team(1)))
-                                  : nullptr,
-                      ::getpid());
+  StartedSession test(this_process_path(memory_path), ::getpid());
   const ObjectId context = test.context, queue = test.queue, buffer = test.buffer, image = test.image,
                  using_host = image + 1;
   std::vector<std::byte> host(4096);
@@ -202,10 +232,7 @@ TEST_CASE("On the memory data path, an image's initial data is read from the cli
     for (size_t x = 0; x < 64; ++x) rows[y * 96 + x] = std::byte(y * 64 + x + 5);
   const uint64_t address = reinterpret_cast<uint64_t>(rows.data());
   const bool memory_path = GENERATE(false, true);
-  StartedSession test(memory_path ? std::make_unique<proxy::MemoryDataPath>(
-                                        transport::PeerMemory(::getpid(), proxy::copy_team(1)))
-                                  : nullptr,
-                      ::getpid());
+  StartedSession test(this_process_path(memory_path), ::getpid());
   constexpr ObjectId context = first_session_id, queue = context + 1, image = context + 2, buffer = context + 3;
   const ImageFormat rgba8{CL_RGBA, CL_UNSIGNED_INT8};
   const ImageShape shape{.type = CL_MEM_OBJECT_IMAGE2D, .width = 16, .height = 4};
@@ -242,53 +269,84 @@ TEST_CASE("On the memory data path, image regions move straight to and from a sh
   // This process plays the client and its segment: a 16 x 16 RGBA8 image (rows of 64 bytes) is
   // cleared from offset 8192, an 8 x 4 region at (4, 2) written with the whole image's pitches
   // from offset 0 (as a mapping lies), and the whole image read back to offset 4096.
-  constexpr size_t segment_size = 16 << 10, cleared = 8192, whole = 4096, region_at = 2 * 64 + 4 * 4;
-  auto segment = transport::SharedSegment::create(segment_size);
-  REQUIRE(segment);
-  std::byte* bytes = segment->data();
-  std::memset(bytes, 0, segment_size);
+  constexpr size_t cleared = 8192, whole = 4096, region_at = 2 * 64 + 4 * 4;
+  const ClientSegment segment;
+  std::byte* bytes = segment.bytes();
   for (size_t y = 0; y < 4; ++y)
     for (size_t x = 0; x < 32; ++x) bytes[region_at + y * 64 + x] = std::byte(y * 32 + x + 1);
-  const auto in_segment = [&](uint64_t offset) {
-    return SharedRange{.segment = 1, .fd = segment->fd(), .inode = segment->inode(), .segment_size = segment_size,
-                       .offset = offset};
-  };
   const bool memory_path = GENERATE(false, true);
-  StartedSession test(memory_path ? std::make_unique<proxy::MemoryDataPath>(
-                                        transport::PeerMemory(::getpid(), proxy::copy_team(1)))
-                                  : nullptr,
-                      ::getpid());
+  StartedSession test(this_process_path(memory_path), ::getpid());
   const ObjectId queue = test.queue, image = test.image;
   const Coordinates everywhere{0, 0, 0}, all{16, 16, 1}, region{8, 4, 1};
   const InPlace image_rows{.used = true, .row_pitch = 64};
   test.make_objects();
   test.send<WriteImage>(5, {.queue = queue, .image = image, .origin = everywhere, .region = all,
-                            .shared = in_segment(cleared), .data_bytes = 1024});
+                            .shared = segment.at(cleared), .data_bytes = 1024});
   test.send<WriteImage>(6, {.queue = queue, .image = image, .origin = {4, 2, 0}, .region = region,
-                            .shared = in_segment(region_at), .data_bytes = 128, .in_place = image_rows});
+                            .shared = segment.at(region_at), .data_bytes = 128, .in_place = image_rows});
   test.send<ReadImage>(7, {.queue = queue, .image = image, .origin = everywhere, .region = all,
-                           .shared = in_segment(whole)});
+                           .shared = segment.at(whole)});
   test.send<ReadImage>(8, {.queue = queue, .image = image, .origin = everywhere, .region = all,
-                           .host_address = reinterpret_cast<uint64_t>(bytes + whole), .shared = in_segment(whole)});
+                           .host_address = reinterpret_cast<uint64_t>(bytes + whole), .shared = segment.at(whole)});
   test.send<ReadImage>(9, {.queue = queue, .image = image, .origin = {4, 2, 0}, .region = region,
-                           .shared = in_segment(region_at), .in_place = {.used = true, .row_pitch = 16}});
+                           .shared = segment.at(region_at), .in_place = {.used = true, .row_pitch = 16}});
   test.send<ReadImage>(10, {.queue = queue, .image = image, .origin = everywhere, .region = all,
-                            .shared = in_segment(segment_size - 512)});
+                            .shared = segment.at(ClientSegment::size - 512)});
   test.send<WriteImage>(11, {.queue = queue, .image = image, .origin = {4, 2, 0}, .region = region,
-                             .shared = in_segment(0), .data_bytes = 128,
+                             .shared = segment.at(0), .data_bytes = 128,
                              .in_place = {.used = true, .row_pitch = uint64_t{1} << 63}});
   test.send<Finish>(12, {.queue = queue});
-  for (uint64_t sequence = 1; sequence <= 4; ++sequence) CHECK(test.link->status_of(sequence) == CL_SUCCESS);
-  for (uint64_t sequence = 5; sequence <= 7; ++sequence)
-    CHECK(test.link->status_of(sequence) == (memory_path ? CL_SUCCESS : CL_INVALID_VALUE));
-  for (uint64_t sequence = 8; sequence <= 11; ++sequence) CHECK(test.link->status_of(sequence) == CL_INVALID_VALUE);
-  CHECK(test.link->status_of(12) == CL_SUCCESS);
+  check_segment_statuses(test, memory_path);
   if (memory_path) {
-    REQUIRE(test.link->data_status_of(7) == CL_SUCCESS);
     for (size_t y = 0; y < 16; ++y)
       for (size_t x = 0; x < 64; ++x) {
         const bool written = y >= 2 && y < 6 && x >= 16 && x < 48;
         CHECK(bytes[whole + y * 64 + x] == (written ? bytes[y * 64 + x] : std::byte{0}));
+      }
+  }
+  test.send<Goodbye>(13, {});
+}
+
+TEST_CASE("On the memory data path, a buffer's box moves straight to and from a shared segment with the host "
+          "pitches; a segment named with an address, a pitch too short or a range beyond it are refused",
+          "[session][bad-input]") {
+  // This process plays the client and its segment. The 4 KiB buffer, 64-byte rows, is cleared
+  // from offset 8192, a 32 x 4 box at (16, 2) written from rows 100 bytes apart at offset 0, and
+  // the whole buffer read back to offset 4096.
+  constexpr size_t cleared = 8192, whole = 4096, host_pitch = 100;
+  const ClientSegment segment;
+  std::byte* bytes = segment.bytes();
+  for (size_t y = 0; y < 4; ++y)
+    for (size_t x = 0; x < 32; ++x) bytes[y * host_pitch + x] = std::byte(y * 32 + x + 1);
+  const bool memory_path = GENERATE(false, true);
+  StartedSession test(this_process_path(memory_path), ::getpid());
+  const ObjectId queue = test.queue, buffer = test.buffer;
+  const BufferBox all{.origin = {0, 0, 0}, .region = {64, 64, 1}, .row_pitch = 64, .slice_pitch = 4096};
+  const BufferBox box{.origin = {16, 2, 0}, .region = {32, 4, 1}, .row_pitch = 64, .slice_pitch = 4096};
+  const InPlace packed{.used = true}, host_rows{.used = true, .row_pitch = host_pitch};
+  test.make_objects();
+  test.send<WriteBufferRect>(5, {.queue = queue, .mem = buffer, .box = all, .shared = segment.at(cleared),
+                                 .in_place = packed});
+  test.send<WriteBufferRect>(6, {.queue = queue, .mem = buffer, .box = box, .shared = segment.at(0),
+                                 .in_place = host_rows});
+  test.send<ReadBufferRect>(7, {.queue = queue, .mem = buffer, .box = all, .shared = segment.at(whole),
+                                .in_place = packed});
+  test.send<ReadBufferRect>(8, {.queue = queue, .mem = buffer, .box = all,
+                                .host_address = reinterpret_cast<uint64_t>(bytes + whole),
+                                .shared = segment.at(whole), .in_place = packed});
+  test.send<ReadBufferRect>(9, {.queue = queue, .mem = buffer, .box = box, .shared = segment.at(0),
+                                .in_place = {.used = true, .row_pitch = 16}});
+  test.send<ReadBufferRect>(10, {.queue = queue, .mem = buffer, .box = all,
+                                 .shared = segment.at(ClientSegment::size - 512), .in_place = packed});
+  test.send<WriteBufferRect>(11, {.queue = queue, .mem = buffer, .box = box, .shared = segment.at(0),
+                                  .in_place = {.used = true, .row_pitch = uint64_t{1} << 63}});
+  test.send<Finish>(12, {.queue = queue});
+  check_segment_statuses(test, memory_path);
+  if (memory_path) {
+    for (size_t y = 0; y < 64; ++y)
+      for (size_t x = 0; x < 64; ++x) {
+        const bool written = y >= 2 && y < 6 && x >= 16 && x < 48;
+        CHECK(bytes[whole + y * 64 + x] == (written ? bytes[(y - 2) * host_pitch + x - 16] : std::byte{0}));
       }
   }
   test.send<Goodbye>(13, {});
