@@ -1,7 +1,8 @@
 // Images on the client side: creation, queries, transfers, copies, fills and mappings.
 // Transfers leave the application's memory where it is in-process (the native call) and on the
-// memory data path (the proxy gathers or scatters its rows); over MPI host data travels packed,
-// the application's row and slice pitches applied here, on the side that holds its memory.
+// memory data path (the proxy gathers or scatters its rows, or the native runtime moves them in a
+// shared segment); over MPI host data travels packed, the application's row and slice pitches
+// applied here, on the side that holds its memory.
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -262,9 +263,10 @@ void name_host_memory(Request& request, const Connection* connection, const _cl_
 
 // Device data of a region into host memory laid out as `layout`. In-process the native runtime
 // writes the application's memory itself; on the memory data path the proxy writes its rows
-// there itself, or the native runtime does, into a shared segment (name_host_memory). Over MPI the data arrives straight in the application's memory when the layout
-// is packed; otherwise in memory of its own, then unpacked before returning (the read then
-// completes before returning, as it may).
+// there itself, or the native runtime does, into a shared segment (name_host_memory). Over MPI
+// the data arrives straight in the application's memory when the layout is packed; otherwise in
+// memory of its own, then unpacked before returning (the read then completes before returning,
+// as it may).
 void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& origin, const Sizes& region,
                  const HostLayout& layout, void* pointer, bool blocking, cl_command_type type) {
   Connection* connection = command.connection();
@@ -330,7 +332,10 @@ void write_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& o
 
 // Through a proxy of this node, a segment shared with the proxy for the image's mappings, made
 // at the first: the proxy moves their data to and from the device with no copy of its own, as
-// for buffers' mappings. Null elsewhere, or where none can be made.
+// for buffers' mappings. Every mapping of the image then reports the same pitches (made at the
+// second mapping, the segment would change them between the first and the next; its fresh
+// pages make a first mapping cost about what NVIDIA's own does: docs/PERFORMANCE.md). Null
+// elsewhere, or where none can be made.
 std::byte* shared_mapping_memory(_cl_mem* image) {
   std::lock_guard lock(image->mapping_mutex);
   if (!image->shared_shadow && !image->connection->in_process())

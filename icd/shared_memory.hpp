@@ -1,6 +1,6 @@
 // The client side of shared segments (transport/shared_segment.hpp): the host memory of
-// mapped buffers and images on a proxy of this node, which that proxy moves to and from the device at
-// page-locked speed with no copy, and the lookup that finds such memory under a pointer.
+// mapped buffers and images on a proxy of this node, which that proxy moves to and from the
+// device at page-locked speed with no copy, and the lookup that finds such memory under a pointer.
 #pragma once
 
 #include <cstddef>
@@ -15,8 +15,8 @@ class Connection;
 
 class SharedShadow {
  public:
-  // A segment of `size` bytes for memory objects of `connection`'s proxy; nullptr where none can be
-  // made or it would not pay (small buffers, too many segments).
+  // A segment of `size` bytes for memory objects of `connection`'s proxy; nullptr where none
+  // can be made or it would not pay (small objects, too many segments).
   static std::unique_ptr<SharedShadow> create(Connection* connection, size_t size);
   SharedShadow(const SharedShadow&) = delete;
   SharedShadow& operator=(const SharedShadow&) = delete;

@@ -1,8 +1,9 @@
 // Images on the proxy side: creation, supported formats and transfers. Host data of an
-// image travels packed (the client applies the application's pitches), through the same
-// data path as buffer data: on the memory path through the staging ring (staged.hpp), over MPI
-// in memory of the transfer's own. In-process the native runtime moves the application's
-// memory itself (in_place.hpp).
+// image travels through the same data path as buffer data: on the memory path through the
+// staging ring (staged.hpp), the proxy gathering or scattering the client's rows, or straight
+// to or from a shared segment (in_place.hpp); over MPI packed (the client applies the
+// application's pitches), in memory of the transfer's own. In-process the native runtime moves
+// the application's memory itself (in_place.hpp).
 #include <CL/cl.h>
 
 #include <algorithm>

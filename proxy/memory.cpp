@@ -235,7 +235,7 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) 
   }
   if (request.shared.segment) {
     const cl_event event = buffer_with_segment(call, clEnqueueReadBuffer, enqueue, mem, request.offset, request.size,
-                                                 request.shared, [later](cl_int status) { later.send_status(status); });
+                                               request.shared, [later](cl_int status) { later.send_status(status); });
     confirm(request, later);
     keep_event(call, request.tail.event, event);
     return;
@@ -277,7 +277,7 @@ void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later
     call.bulk_consumed = true;
     keep_event(call, request.tail.event,
                buffer_with_segment(call, clEnqueueWriteBuffer, enqueue, mem, request.offset, request.size,
-                                     request.shared, [later](cl_int status) { later.reply<WriteBuffer>(status); }));
+                                   request.shared, [later](cl_int status) { later.reply<WriteBuffer>(status); }));
     return;
   } else {
     keep_event(call, request.tail.event,

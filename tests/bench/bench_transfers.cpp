@@ -5,8 +5,9 @@
 // HiveCL's data path ([memory] or [mpi], from CL_DEVICE_DATA_PATH_HIVECL) and the transfer
 // settings given in the environment (HIVECL_STAGING_SLOTS=1: no pipeline). At the largest size
 // also: making a buffer and an image from host data, rectangular transfers of half of every
-// host row (both kinds of host memory), a map and unmap of the whole buffer, and (where the
-// device has images) transfers of a whole 2D image (both kinds) and a map and unmap of it.
+// host row (both kinds of host memory), a map and unmap of the whole buffer (and of a new one),
+// and (where the device has images) transfers of a whole 2D image (both kinds) and a map and
+// unmap of it (and of a new one).
 //   HIVECL_BENCH_MIN_BYTES / HIVECL_BENCH_MAX_BYTES  sizes, powers of 4 apart (64 KiB .. 16 MiB)
 //   HIVECL_BENCH_WINDOW         transfers per window (32); fewer where size * window > 1 GiB
 #include <CL/cl.h>
@@ -211,6 +212,44 @@ double image_map_rate(const Side& side, const Fixture& fixture, bool writes, siz
   });
 }
 
+// The first mapping of a memory object just made (`make`), released after: what a program
+// that maps each object once pays (HiveCL may set up shared memory at a first mapping).
+template <class Make, class Map>
+double first_map_rate(const Side& side, bool writes, size_t bytes, Make make, Map map) {
+  const cl_mem mem = make();
+  const double rate = map_rate(side, mem, writes, bytes, [&](cl_map_flags flags, cl_int* status) {
+    return map(mem, flags, status);
+  });
+  check(clReleaseMemObject(mem), "clReleaseMemObject");
+  return rate;
+}
+
+double new_buffer_map_rate(const Side& side, bool writes, size_t bytes) {
+  return first_map_rate(
+      side, writes, bytes,
+      [&] {
+        cl_int status = CL_SUCCESS;
+        const cl_mem buffer = clCreateBuffer(side.context, CL_MEM_READ_WRITE, bytes, nullptr, &status);
+        check(status, "clCreateBuffer");
+        return buffer;
+      },
+      [&](cl_mem buffer, cl_map_flags flags, cl_int* status) {
+        return clEnqueueMapBuffer(side.queue, buffer, CL_TRUE, flags, 0, bytes, 0, nullptr, nullptr, status);
+      });
+}
+
+double new_image_map_rate(const Side& side, bool writes, size_t bytes) {
+  const size_t origin[3] = {0, 0, 0};
+  const size_t region[3] = {image_row_bytes / 4, bytes / image_row_bytes, 1};
+  size_t row_pitch = 0;
+  return first_map_rate(
+      side, writes, bytes, [&] { return make_image(side, bytes); },
+      [&](cl_mem image, cl_map_flags flags, cl_int* status) {
+        return clEnqueueMapImage(side.queue, image, CL_TRUE, flags, origin, region, &row_pitch, nullptr, 0, nullptr,
+                                 nullptr, status);
+      });
+}
+
 }  // namespace
 
 int main() {
@@ -256,6 +295,8 @@ int main() {
     const std::string mapping = writes ? "map for writing " : "map for reading ";
     bench.compare(mapping + "buffer " + size_name(max_bytes) + ", unmap " + path, "GB/s", max_bytes,
                   [&](Side& side) { return buffer_map_rate(side, fixture_of(side), writes, max_bytes); });
+    bench.compare(mapping + "a new buffer " + size_name(max_bytes) + ", unmap " + path, "GB/s", max_bytes,
+                  [&](Side& side) { return new_buffer_map_rate(side, writes, max_bytes); });
     if (!native.image || !hivecl.image) continue;
     for (const bool pinned : {false, true})
       bench.compare(what + "image " + size_name(max_bytes) + (pinned ? ", pinned" : ", malloc") + ", x" +
@@ -264,6 +305,8 @@ int main() {
                     [&](Side& side) { return image_rate(side, fixture_of(side), writes, pinned, max_bytes, count); });
     bench.compare(mapping + "image " + size_name(max_bytes) + ", unmap " + path, "GB/s", max_bytes,
                   [&](Side& side) { return image_map_rate(side, fixture_of(side), writes, max_bytes); });
+    bench.compare(mapping + "a new image " + size_name(max_bytes) + ", unmap " + path, "GB/s", max_bytes,
+                  [&](Side& side) { return new_image_map_rate(side, writes, max_bytes); });
   }
   std::printf("ratio: the fraction of native bandwidth HiveCL reaches\n");
   return 0;
