@@ -151,6 +151,17 @@ void check_segment_statuses(StartedSession& test, bool memory_path) {
   if (memory_path) CHECK(test.link->data_status_of(7) == CL_SUCCESS);
 }
 
+// The segment cases' read-back: `rows` rows of 64 bytes at `back`, of which rows 2-5, bytes
+// 16-47, were written (`written(y, x)` gives each such byte) and the rest cleared.
+template <class Written>
+void check_box_read_back(const std::byte* back, size_t rows, Written written) {
+  for (size_t y = 0; y < rows; ++y)
+    for (size_t x = 0; x < 64; ++x) {
+      const bool inside = y >= 2 && y < 6 && x >= 16 && x < 48;
+      CHECK(back[y * 64 + x] == (inside ? written(y, x) : std::byte{0}));
+    }
+}
+
 }  // namespace
 
 TEST_CASE("A buffer's initial data named by address is refused off the memory path, and the session serves on",
@@ -297,13 +308,7 @@ TEST_CASE("On the memory data path, image regions move straight to and from a sh
                              .in_place = {.used = true, .row_pitch = uint64_t{1} << 63}});
   test.send<Finish>(12, {.queue = queue});
   check_segment_statuses(test, memory_path);
-  if (memory_path) {
-    for (size_t y = 0; y < 16; ++y)
-      for (size_t x = 0; x < 64; ++x) {
-        const bool written = y >= 2 && y < 6 && x >= 16 && x < 48;
-        CHECK(bytes[whole + y * 64 + x] == (written ? bytes[y * 64 + x] : std::byte{0}));
-      }
-  }
+  if (memory_path) check_box_read_back(bytes + whole, 16, [&](size_t y, size_t x) { return bytes[y * 64 + x]; });
   test.send<Goodbye>(13, {});
 }
 
@@ -342,13 +347,9 @@ TEST_CASE("On the memory data path, a buffer's box moves straight to and from a 
                                   .in_place = {.used = true, .row_pitch = uint64_t{1} << 63}});
   test.send<Finish>(12, {.queue = queue});
   check_segment_statuses(test, memory_path);
-  if (memory_path) {
-    for (size_t y = 0; y < 64; ++y)
-      for (size_t x = 0; x < 64; ++x) {
-        const bool written = y >= 2 && y < 6 && x >= 16 && x < 48;
-        CHECK(bytes[whole + y * 64 + x] == (written ? bytes[(y - 2) * host_pitch + x - 16] : std::byte{0}));
-      }
-  }
+  if (memory_path)
+    check_box_read_back(bytes + whole, 64,
+                        [&](size_t y, size_t x) { return bytes[(y - 2) * host_pitch + x - 16]; });
   test.send<Goodbye>(13, {});
 }
 
