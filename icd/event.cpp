@@ -125,6 +125,7 @@ _cl_event* EnqueuedCommand::complete(cl_command_type type, std::shared_ptr<Incom
   event->queue = Ref<_cl_command_queue>(queue_);
   event->command_type = type;
   event->position = position_;
+  event->ends_all_before = follows_all_sent_;
   event->incoming = std::move(incoming);
   *event_out_ = publish(event);
   return event;
@@ -217,6 +218,9 @@ CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint num_events, const cl_eve
     for (_cl_event* event : events)
       if (settle(event) != CL_SUCCESS && status == CL_SUCCESS) status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     check(status);
+    // A clFinish of their queues after them then has nothing to wait for up to them.
+    for (_cl_event* event : events)
+      if (event->ends_all_before) event->queue->note_ended_before(event->position + 1);
   });
 }
 

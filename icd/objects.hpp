@@ -330,6 +330,9 @@ struct _cl_event : hivecl::icd::Shared<_cl_event> {
   hivecl::icd::Ref<_cl_command_queue> queue;
   cl_command_type command_type = 0;
   uint64_t position = 0;
+  // On an in-order queue, made when every command before it had been sent: its end is the end
+  // of every command before it (_cl_command_queue::idle).
+  bool ends_all_before = false;
   std::shared_ptr<hivecl::icd::Incoming> incoming;  // reads and maps: the data's arrival
   // CL_COMPLETE or an error once the command is seen to have ended (a status that never
   // changes again); CL_QUEUED until then.

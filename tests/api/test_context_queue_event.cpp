@@ -860,11 +860,13 @@ bool finish_waits_for_held_command(Probe& probe, cl_command_queue queue, cl_even
   return waited;
 }
 
-// A clFinish right after a blocking transfer has nothing left to wait for on an in-order queue
-// (HiveCL then sends nothing), but must wait for a command after it. (Out of order, PoCL makes
+// A clFinish right after a blocking transfer, or after waiting for the queue's last command,
+// has nothing left to wait for on an in-order queue (HiveCL then sends nothing), but must wait
+// for a command after it. (Out of order, PoCL makes
 // a blocking transfer wait for every command before it, so the case of one it does not wait
 // for cannot be run here.)
-DIFFERENTIAL_TEST(finish_after_blocking, "clFinish after a blocking transfer waits for every command still running",
+DIFFERENTIAL_TEST(finish_after_blocking,
+                  "clFinish after a blocking transfer or a wait waits for every command still running",
                   "[queue][event][memory]") {
   constexpr size_t count = 1024;
   constexpr size_t bytes = count * sizeof(cl_int);
@@ -890,6 +892,19 @@ DIFFERENTIAL_TEST(finish_after_blocking, "clFinish after a blocking transfer wai
   probe.value("the marker's status after clFinish",
               ask<cl_int>(clGetEventInfo, held.get(), CL_EVENT_COMMAND_EXECUTION_STATUS).value);
   probe.value("data", std::all_of(host.begin(), host.end(), [](cl_int v) { return v == 7; }));
+
+  // The same after clWaitForEvents for the queue's last command, then for one before a held one.
+  Event last, earlier, held_later;
+  REQUIRE(clEnqueueMarkerWithWaitList(setup.queue, 0, nullptr, last.out()) == CL_SUCCESS);
+  probe.status("wait for the last command", clWaitForEvents(1, last.out()));
+  probe.status("clFinish after the wait", clFinish(setup.queue));
+  Event later_gate(clCreateUserEvent(setup.context, &status));
+  REQUIRE(status == CL_SUCCESS);
+  REQUIRE(clEnqueueMarkerWithWaitList(setup.queue, 0, nullptr, earlier.out()) == CL_SUCCESS);
+  REQUIRE(clEnqueueMarkerWithWaitList(setup.queue, 1, later_gate.out(), held_later.out()) == CL_SUCCESS);
+  probe.status("wait for the command before the held one", clWaitForEvents(1, earlier.out()));
+  probe.value("clFinish after that wait waited for the held marker",
+              finish_waits_for_held_command(probe, setup.queue, later_gate));
 }
 
 // A read is complete when its data is in host memory: so is every command that waits for it.

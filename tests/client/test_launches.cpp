@@ -115,6 +115,19 @@ TEST_CASE("clFinish sends nothing while every command of its queue is known to h
   CHECK(finish_messages() == 1);
   CHECK(launcher.contents(launcher.data) == std::vector<int>(count, 7));
 
+  // A wait for the queue's last command ends the queue too; one for an earlier command, not.
+  cl_event last = nullptr, earlier = nullptr;
+  REQUIRE(launcher.launch(1, &last) == CL_SUCCESS);
+  REQUIRE(clWaitForEvents(1, &last) == CL_SUCCESS);
+  CHECK(finish_messages() == 0);
+  REQUIRE(launcher.launch(1, &earlier) == CL_SUCCESS);
+  REQUIRE(launcher.launch(1) == CL_SUCCESS);
+  REQUIRE(clWaitForEvents(1, &earlier) == CL_SUCCESS);
+  CHECK(finish_messages() == 1);
+  CHECK(launcher.contents(launcher.data) == std::vector<int>(count, 10));
+  clReleaseEvent(last);
+  clReleaseEvent(earlier);
+
   // A blocking write from memory the proxy maps too is answered once the device has it; one from
   // ordinary memory, once the proxy has it (the device may not be through with it yet).
   const size_t bytes = count * sizeof(int);
