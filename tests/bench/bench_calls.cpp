@@ -69,6 +69,15 @@ std::vector<Operation> operations(size_t max_bytes, std::vector<char>& host) {
          check(clEnqueueMarkerWithWaitList(s.queue, 0, nullptr, nullptr), "clEnqueueMarkerWithWaitList");
          check(clFinish(s.queue), "clFinish");
        }},
+      // Then the clFinish has nothing left to wait for (HiveCL sends nothing for it).
+      {"marker with an event + clWaitForEvents + clFinish", 0, 200,
+       [](const Side& s, const Fixture&) {
+         cl_event marker = nullptr;
+         check(clEnqueueMarkerWithWaitList(s.queue, 0, nullptr, &marker), "clEnqueueMarkerWithWaitList");
+         check(clWaitForEvents(1, &marker), "clWaitForEvents");
+         check(clFinish(s.queue), "clFinish");
+         check(clReleaseEvent(marker), "clReleaseEvent");
+       }},
       {"clGetEventInfo, status", 0, 200,
        [](const Side&, const Fixture& f) {
          cl_int status;
