@@ -144,6 +144,14 @@ void check_host_access(const _cl_mem* mem, bool reads, bool writes);
 void check_map_flags(const _cl_mem* mem, cl_map_flags map_flags);
 // The application's memory as the proxy names it on the memory data path (0: the data moves over MPI).
 uint64_t host_address(const Connection* connection, const void* pointer);
+// Host memory of a transfer as the proxy (or in-process, the executors) finds it: in one of the
+// connection's shared segments, which the native runtime moves to and from itself, or else by
+// its address (host_address).
+struct NamedHostMemory {
+  protocol::SharedRange shared;
+  uint64_t address = 0;
+};
+NamedHostMemory name_host_memory(const Connection* connection, const void* pointer, size_t size);
 // The memory object of an enqueue: live and of the queue's context.
 _cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem);
 // In-process, a command that the native runtime makes on the application's memory itself, as

@@ -246,24 +246,25 @@ InPlace in_place(cl_mem_object_type type, const HostLayout& layout, bool blockin
   return in_place;
 }
 
-// Through a proxy of this node, the host memory of a transfer off the in-process path as the
-// proxy takes it: in a shared segment (an image's mapping: the native runtime moves it there
-// itself), or else by its address (the proxy gathers or scatters its rows); with its pitches
-// unless packed. Over MPI it is not named: the data travels.
+// Off the in-process path, the host memory of a region laid out as `layout` as the proxy takes
+// it (name_host_memory: in a shared segment such as an image's mapping, or by its address, where
+// the proxy gathers or scatters its rows), with its pitches unless packed. Over MPI it is not
+// named: the data travels.
 template <class Request>
-void name_host_memory(Request& request, const Connection* connection, const _cl_mem* image, const void* memory,
-                      const HostLayout& layout, const Sizes& region) {
+void name_image_memory(Request& request, const Connection* connection, const _cl_mem* image, const void* memory,
+                       const HostLayout& layout, const Sizes& region) {
   const size_t element = image->image->element_size;
-  const HostRange host = span(memory, layout, element, region);
-  request.shared = shared_range(connection, memory, host.end - host.begin);
-  if (!request.shared.segment) request.host_address = host_address(connection, memory);
+  const HostRange spanned = span(memory, layout, element, region);
+  const NamedHostMemory host = name_host_memory(connection, memory, spanned.end - spanned.begin);
+  request.shared = host.shared;
+  request.host_address = host.address;
   if ((request.host_address || request.shared.segment) && !is_packed(layout, element, region))
     request.in_place = in_place(image->image->desc.image_type, layout, false);
 }
 
 // Device data of a region into host memory laid out as `layout`. In-process the native runtime
 // writes the application's memory itself; on the memory data path the proxy writes its rows
-// there itself, or the native runtime does, into a shared segment (name_host_memory). Over MPI
+// there itself, or the native runtime does, into a shared segment (name_image_memory). Over MPI
 // the data arrives straight in the application's memory when the layout is packed; otherwise in
 // memory of its own, then unpacked before returning (the read then completes before returning,
 // as it may).
@@ -284,7 +285,7 @@ void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& or
   const bool direct = connection->moves_by_memory() || is_packed(layout, element, region);
   std::unique_ptr<std::byte[]> scratch(direct ? nullptr : new std::byte[bytes]);
   void* target = direct ? pointer : scratch.get();
-  name_host_memory(request, connection, image, target, layout, region);
+  name_image_memory(request, connection, image, target, layout, region);
   uint64_t sequence = 0;
   connection->call<ReadImage>(request, {}, &sequence);
   auto incoming = connection->receive(sequence, target, bytes);
@@ -300,7 +301,7 @@ void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& or
 // In-process the native runtime reads the application's memory itself, as natively (an image
 // in-process is mapped natively: no memory of HiveCL's own is written from); on the memory data
 // path the proxy gathers its rows itself, or the native runtime reads them from a shared segment
-// (name_host_memory). Over MPI it travels packed.
+// (name_image_memory). Over MPI it travels packed.
 void write_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& origin, const Sizes& region,
                   const HostLayout& layout, const void* pointer, bool blocking, cl_command_type type) {
   const size_t element = image->image->element_size;
@@ -324,7 +325,7 @@ void write_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& o
     copy_region(scratch.get(), static_cast<std::byte*>(const_cast<void*>(pointer)), layout, element, region, false);
     source = scratch.get();
   }
-  name_host_memory(request, connection, image, source, layout, region);
+  name_image_memory(request, connection, image, source, layout, region);
   connection->call<WriteImage>(request, std::span<const std::byte>(static_cast<const std::byte*>(source),
                                                                    request.bulk_bytes()));
   command.complete(type);

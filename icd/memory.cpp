@@ -53,6 +53,11 @@ uint64_t host_address(const Connection* connection, const void* pointer) {
   return connection->moves_by_memory() ? reinterpret_cast<uint64_t>(pointer) : 0;
 }
 
+NamedHostMemory name_host_memory(const Connection* connection, const void* pointer, size_t size) {
+  const SharedRange shared = shared_range(connection, pointer, size);
+  return {.shared = shared, .address = shared.segment ? 0 : host_address(connection, pointer)};
+}
+
 _cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem) {
   _cl_mem* object = checked(mem);
   if (object->context.get() != command.queue()->context.get()) throw ClError{CL_INVALID_CONTEXT};
@@ -197,12 +202,11 @@ const _cl_mem* host_transfer_buffer(const EnqueuedCommand& command, cl_mem buffe
 void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, void* pointer,
                bool blocking, cl_command_type type) {
   Connection* connection = command.connection();
-  const SharedRange shared = shared_range(connection, pointer, size);
+  const NamedHostMemory host = name_host_memory(connection, pointer, size);
   const ObjectId id = use_mem(mem, command, Access::reads, offset, size);
   const ReadBuffer::Request request{.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
-                                    .tail = command.tail(),
-                                    .host_address = shared.segment ? 0 : host_address(connection, pointer),
-                                    .shared = shared, .blocking = blocking,
+                                    .tail = command.tail(), .host_address = host.address, .shared = host.shared,
+                                    .blocking = blocking,
                                     .detached = !blocking && !connection->in_process() &&
                                                 connection->moves_by_memory()};
   if (connection->in_process() && !blocking) {
@@ -252,12 +256,12 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
   Connection* connection = command.connection();
   // The reads before it that fill this memory must have filled it (their failures are theirs).
   if (!connection->in_process()) command.queue()->settle(command.position(), HostRange::of(pointer, size));
-  const SharedRange shared = shared_range(connection, pointer, size);
-  const uint64_t address = shared.segment ? 0 : host_address(connection, pointer);
-  const std::span<const std::byte> bulk(static_cast<const std::byte*>(pointer), address || shared.segment ? 0 : size);
+  const NamedHostMemory host = name_host_memory(connection, pointer, size);
+  const std::span<const std::byte> bulk(static_cast<const std::byte*>(pointer),
+                                        host.address || host.shared.segment ? 0 : size);
   const ObjectId id = use_mem(mem, command, Access::writes, offset, size);
   WriteBuffer::Request request{.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
-                               .tail = command.tail(), .host_address = address, .shared = shared,
+                               .tail = command.tail(), .host_address = host.address, .shared = host.shared,
                                .blocking = blocking, .transient = memory == HostMemory::hivecl};
   if (!blocking && memory == HostMemory::application && !connection->in_process()) {
     request.detached = true;
@@ -345,17 +349,19 @@ struct HostBox {
   size_t packed_bytes() const { return region[0] * region[1] * region[2]; }
   std::byte* first() const { return base + origin[2] * slice_pitch + origin[1] * row_pitch + origin[0]; }
   // In-process and on the memory data path the rows stay where they are: `request` names them
-  // with their pitches (InPlace; `blocking` counts in-process only), through a proxy as memory
-  // of a shared segment where they lie in one (the native runtime then moves them itself).
-  // Whether it does.
+  // with their pitches (InPlace; `blocking` counts in-process only), in-process by address,
+  // through a proxy as name_host_memory finds them. Whether it does.
   template <class Request>
   bool place(Request& request, const Connection* connection, bool blocking) const {
     if (!connection->moves_by_memory()) return false;
-    if (!connection->in_process()) {
+    if (connection->in_process()) {
+      request.host_address = reinterpret_cast<uint64_t>(first());
+    } else {
       const HostRange spanned = span();
-      request.shared = shared_range(connection, first(), spanned.end - spanned.begin);
+      const NamedHostMemory host = name_host_memory(connection, first(), spanned.end - spanned.begin);
+      request.shared = host.shared;
+      request.host_address = host.address;
     }
-    if (!request.shared.segment) request.host_address = reinterpret_cast<uint64_t>(first());
     request.in_place = {.used = true, .row_pitch = row_pitch, .slice_pitch = slice_pitch,
                         .blocking = blocking && connection->in_process()};
     return true;
