@@ -172,6 +172,8 @@ cl_int execution_status(_cl_event* event) {
   // Complete on the device is not complete for the application until its data has arrived.
   if (status == CL_COMPLETE && !settled(event)) return CL_RUNNING;
   if (status <= CL_COMPLETE) event->ended_status.store(status, std::memory_order_release);
+  // As after clWaitForEvents: a clFinish of the queue then has nothing to wait for up to it.
+  if (status == CL_COMPLETE && event->ends_all_before) event->queue->note_ended_before(event->position + 1);
   return status;
 }
 

@@ -905,6 +905,26 @@ DIFFERENTIAL_TEST(finish_after_blocking,
   probe.status("wait for the command before the held one", clWaitForEvents(1, earlier.out()));
   probe.value("clFinish after that wait waited for the held marker",
               finish_waits_for_held_command(probe, setup.queue, later_gate));
+
+  // And after seeing the command complete by polling its status.
+  const auto poll_until_ended = [](cl_event event) {
+    cl_int execution = CL_QUEUED;
+    while (execution > CL_COMPLETE)
+      REQUIRE(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof execution, &execution, nullptr) ==
+              CL_SUCCESS);
+    return execution;
+  };
+  Event polled, polled_earlier, polled_held;
+  REQUIRE(clEnqueueMarkerWithWaitList(setup.queue, 0, nullptr, polled.out()) == CL_SUCCESS);
+  probe.value("the polled last command's status", poll_until_ended(polled.get()));
+  probe.status("clFinish after polling", clFinish(setup.queue));
+  Event polled_gate(clCreateUserEvent(setup.context, &status));
+  REQUIRE(status == CL_SUCCESS);
+  REQUIRE(clEnqueueMarkerWithWaitList(setup.queue, 0, nullptr, polled_earlier.out()) == CL_SUCCESS);
+  REQUIRE(clEnqueueMarkerWithWaitList(setup.queue, 1, polled_gate.out(), polled_held.out()) == CL_SUCCESS);
+  probe.value("the polled earlier command's status", poll_until_ended(polled_earlier.get()));
+  probe.value("clFinish after polling waited for the held marker",
+              finish_waits_for_held_command(probe, setup.queue, polled_gate));
 }
 
 // A read is complete when its data is in host memory: so is every command that waits for it.

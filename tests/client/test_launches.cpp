@@ -128,6 +128,18 @@ TEST_CASE("clFinish sends nothing while every command of its queue is known to h
   clReleaseEvent(last);
   clReleaseEvent(earlier);
 
+  // So does seeing the queue's last command complete by polling its status.
+  cl_event polled = nullptr;
+  REQUIRE(launcher.launch(1, &polled) == CL_SUCCESS);
+  cl_int execution = CL_QUEUED;
+  while (execution > CL_COMPLETE)
+    REQUIRE(clGetEventInfo(polled, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof execution, &execution, nullptr) ==
+            CL_SUCCESS);
+  REQUIRE(execution == CL_COMPLETE);
+  CHECK(finish_messages() == 0);
+  CHECK(launcher.contents(launcher.data) == std::vector<int>(count, 11));
+  clReleaseEvent(polled);
+
   // A blocking write from memory the proxy maps too is answered once the device has it; one from
   // ordinary memory, once the proxy has it (the device may not be through with it yet).
   const size_t bytes = count * sizeof(int);
