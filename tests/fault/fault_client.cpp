@@ -1,7 +1,9 @@
 // A HiveCL client for the fault tests to kill. It prints "ready <objects>" once its
 // objects exist, then either holds them ("hold"), holds them with a write waiting for a user
 // event it never sets ("gated"), moves data without end ("transfer": writes, reads and buffers
-// made from its memory), runs a kernel of
+// made from its memory; "segments": an image mapped and unmapped, and image and rectangle
+// transfers to and from a mapped page-locked buffer's memory, which on one node lie in memory
+// shared with the proxy), runs a kernel of
 // some seconds ("kernel"), holds 400 more buffers of 256 KiB and 400 events ("many"), or
 // exits ("probe": can this client work at all?).
 #include <CL/cl.h>
@@ -28,6 +30,39 @@ int fail(const char* what, cl_int status) {
   return 1;
 }
 
+// "segments": a page-locked buffer mapped for good and a 16 MiB image; returns on a failure.
+int move_through_segments(cl_context context, cl_command_queue queue, cl_mem buffer) {
+  const size_t side = 2048, bytes = side * side * 4;
+  const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
+  const cl_image_desc desc{.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = side, .image_height = side};
+  cl_int status = CL_SUCCESS;
+  cl_mem image = clCreateImage(context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &status);
+  if (!image) return fail("clCreateImage", status);
+  cl_mem pinned = clCreateBuffer(context, CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &status);
+  if (!pinned) return fail("clCreateBuffer", status);
+  void* host = clEnqueueMapBuffer(queue, pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr, nullptr,
+                                  &status);
+  if (!host) return fail("clEnqueueMapBuffer", status);
+  std::printf("ready 10\n");  // and the image and the page-locked buffer
+  std::fflush(stdout);
+  const size_t origin[3] = {0, 0, 0}, region[3] = {side, side, 1};
+  const size_t rows[3] = {side, side / 4, 1};  // bytes of a row, rows of the buffer (4 MiB)
+  while (true) {
+    size_t pitch = 0;
+    void* mapping = clEnqueueMapImage(queue, image, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, origin, region, &pitch,
+                                      nullptr, 0, nullptr, nullptr, &status);
+    if (!mapping) return fail("clEnqueueMapImage", status);
+    std::memset(mapping, 3, pitch);
+    clEnqueueUnmapMemObject(queue, image, mapping, 0, nullptr, nullptr);
+    clEnqueueWriteImage(queue, image, CL_FALSE, origin, region, 0, 0, host, 0, nullptr, nullptr);
+    clEnqueueReadImage(queue, image, CL_TRUE, origin, region, 0, 0, host, 0, nullptr, nullptr);
+    clEnqueueWriteBufferRect(queue, buffer, CL_FALSE, origin, origin, rows, 0, 0, 2 * side, 0, host, 0, nullptr,
+                             nullptr);
+    clEnqueueReadBufferRect(queue, buffer, CL_TRUE, origin, origin, rows, 0, 0, 2 * side, 0, host, 0, nullptr,
+                            nullptr);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,7 +80,7 @@ int main(int argc, char** argv) {
   if (!context) return fail("clCreateContext", status);
   cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
   if (!queue) return fail("clCreateCommandQueueWithProperties", status);
-  const size_t size = transfer ? 64u << 20 : 4096;
+  const size_t size = transfer ? 64u << 20 : mode == "segments" ? 1u << 20 : 4096;
   std::vector<cl_mem> buffers;
   for (int i = 0; i < 3; ++i) buffers.push_back(clCreateBuffer(context, CL_MEM_READ_WRITE, size, nullptr, &status));
   cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &status);
@@ -64,6 +99,7 @@ int main(int argc, char** argv) {
     clEnqueueMarkerWithWaitList(queue, 0, nullptr, &event);
     clFinish(queue);
   }
+  if (mode == "segments") return move_through_segments(context, queue, buffers[0]);
   // context, queue, three buffers, program, kernel, event
   std::printf("ready 8\n");
   std::fflush(stdout);

@@ -122,11 +122,12 @@ struct FaultClient {
   }
 };
 
-// The numbers of objects a fault-client's session may hold when it is killed: 8, and 9 in
-// "transfer" mode while it makes a buffer.
+// The numbers of objects a fault-client's session may hold when it is killed: 8, 9 in
+// "transfer" mode while it makes a buffer, 10 in "segments" mode.
 using HeldObjects = std::initializer_list<const char*>;
 constexpr HeldObjects fault_client_objects = {"8"};
 constexpr HeldObjects transfer_client_objects = {"8", "9"};
+constexpr HeldObjects segments_client_objects = {"10"};
 
 // How many sessions of a fault-client holding `objects` the proxy has released, by its log.
 // (Of the proxy of process `pid` only, where given: several proxies share the log after a replacement.)
@@ -475,6 +476,19 @@ TEST_CASE("a client killed in the middle of transfers does not disturb the proxy
   work_once();
 }
 
+// On one node: killed while the proxy moves data between the device and memory it shares
+// with the client (an image's mapping, a mapped page-locked buffer's memory).
+TEST_CASE("a client killed while the proxy moves data through memory it shares does not disturb the proxy",
+          "[fault][client-death]") {
+  const size_t before = released_sessions(0, segments_client_objects);
+  FaultClient client("segments");
+  std::this_thread::sleep_for(300ms);
+  client.kill();
+  expect_session_released(before, 0, segments_client_objects);
+  CHECK(::kill(proxy_pid(), 0) == 0);
+  work_once();
+}
+
 // Connections take turns (transport/watchdog.hpp). A client that dies with its turn before
 // MPI_Comm_connect must not keep the next one out; one that dies inside it can leave the
 // proxy's accept waiting for ever (docs/FINDINGS.md): that proxy then admits no one, and
@@ -637,15 +651,48 @@ TEST_CASE("a proxy killed under a client fails its calls within the peer timeout
                      : clEnqueueWriteBuffer(on, buffer, CL_TRUE, 0, size, data.data(), 0, nullptr, nullptr);
     return std::make_pair(result, Clock::now());
   };
+  // And on a third queue an image mapped and unmapped, and image transfers to and from a mapped
+  // page-locked buffer's memory: on one node both lie in memory the proxy maps too.
+  cl_command_queue image_queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  const size_t side = 1024;
+  const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
+  const cl_image_desc desc{.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = side, .image_height = side};
+  cl_mem image = clCreateImage(context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_mem pinned = clCreateBuffer(context, CL_MEM_ALLOC_HOST_PTR, side * side * 4, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  void* host = clEnqueueMapBuffer(image_queue, pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, side * side * 4, 0,
+                                  nullptr, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  const auto images_until_failure = [&] {
+    const size_t origin[3] = {0, 0, 0}, region[3] = {side, side, 1};
+    cl_int result = CL_SUCCESS;
+    while (result == CL_SUCCESS) {
+      size_t pitch = 0;
+      void* mapping = clEnqueueMapImage(image_queue, image, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, origin, region,
+                                        &pitch, nullptr, 0, nullptr, nullptr, &result);
+      if (result != CL_SUCCESS) break;
+      std::fill_n(static_cast<char*>(mapping), pitch, 5);
+      result = clEnqueueUnmapMemObject(image_queue, image, mapping, 0, nullptr, nullptr);
+      if (result == CL_SUCCESS)
+        result = clEnqueueWriteImage(image_queue, image, CL_TRUE, origin, region, 0, 0, host, 0, nullptr, nullptr);
+      if (result == CL_SUCCESS)
+        result = clEnqueueReadImage(image_queue, image, CL_TRUE, origin, region, 0, 0, host, 0, nullptr, nullptr);
+    }
+    return std::make_pair(result, Clock::now());
+  };
   auto reader = std::async(std::launch::async, until_failure, queue, true);
   auto writer = std::async(std::launch::async, until_failure, write_queue, false);
+  auto imager = std::async(std::launch::async, images_until_failure);
   std::this_thread::sleep_for(300ms);
   const auto killed_at = Clock::now();
   REQUIRE(::kill(proxy_pid(), SIGKILL) == 0);
-  for (auto* transfers : {&reader, &writer}) {
+  for (auto* transfers : {&reader, &writer, &imager}) {
     REQUIRE(transfers->wait_for(5s) == std::future_status::ready);
     const auto [transfer_status, failed_at] = transfers->get();
     CHECK(transfer_status == CL_OUT_OF_RESOURCES);
+    CHECK(failed_at > killed_at);  // they ran until the proxy died
     CHECK(failed_at - killed_at < 5s);
   }
   std::vector<char> data(size);
@@ -666,11 +713,15 @@ TEST_CASE("a proxy killed under a client fails its calls within the peer timeout
   cl_context another_context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
   CHECK(another_context == nullptr);
   CHECK(status == CL_DEVICE_NOT_AVAILABLE);
-  // Releasing objects of a dead proxy is fine.
+  CHECK(clEnqueueUnmapMemObject(image_queue, pinned, host, 0, nullptr, nullptr) == CL_OUT_OF_RESOURCES);
+  // Releasing objects of a dead proxy is fine, a mapped one too.
   CHECK(clReleaseEvent(marker) == CL_SUCCESS);
   CHECK(clReleaseMemObject(buffer) == CL_SUCCESS);
+  CHECK(clReleaseMemObject(image) == CL_SUCCESS);
+  CHECK(clReleaseMemObject(pinned) == CL_SUCCESS);
   CHECK(clReleaseCommandQueue(queue) == CL_SUCCESS);
   CHECK(clReleaseCommandQueue(write_queue) == CL_SUCCESS);
+  CHECK(clReleaseCommandQueue(image_queue) == CL_SUCCESS);
   CHECK(clReleaseContext(context) == CL_SUCCESS);
 }
 
