@@ -27,7 +27,7 @@ const std::set<std::string, std::less<>> forwarded_extensions{
     "cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
     "cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
     "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics",
-    "cl_khr_subgroup_extended_types", "cl_khr_subgroup_non_uniform_vote", "cl_khr_subgroup_ballot",
+    "cl_khr_subgroups", "cl_khr_subgroup_extended_types", "cl_khr_subgroup_non_uniform_vote", "cl_khr_subgroup_ballot",
     "cl_khr_subgroup_non_uniform_arithmetic", "cl_khr_subgroup_shuffle", "cl_khr_subgroup_shuffle_relative",
     "cl_khr_subgroup_clustered_reduce", "cl_khr_subgroup_rotate",
     "cl_khr_integer_dot_product", "cl_khr_extended_bit_ops", "cl_khr_expect_assume", "cl_khr_kernel_clock",
@@ -40,7 +40,7 @@ const std::set<std::string, std::less<>> forwarded_extensions{
 
 // OpenCL C features whose API side HiveCL does not provide yet.
 const std::set<std::string, std::less<>> withheld_features{
-    "__opencl_c_pipes", "__opencl_c_device_enqueue", "__opencl_c_subgroups",
+    "__opencl_c_pipes", "__opencl_c_device_enqueue",
 };
 
 template <class T>
@@ -103,14 +103,14 @@ void apply_policy(_cl_device_id& device) {
     std::memcpy(&capabilities, v.data(), std::min(v.size(), sizeof capabilities));
     return as_bytes(capabilities & ~cl_device_exec_capabilities{CL_EXEC_NATIVE_KERNEL});
   });
-  // Sub-devices, SVM, pipes, on-device queues, IL programs, built-in kernels, sub-groups and
-  // 2D images from buffers are not available through HiveCL yet. Images and samplers are the
+  // Sub-devices, SVM, pipes, on-device queues, IL programs, built-in kernels and 2D images
+  // from buffers are not available through HiveCL yet. Images, samplers and sub-groups are the
   // device's own.
   for (cl_device_info zero_uint : {CL_DEVICE_PARTITION_MAX_SUB_DEVICES, CL_DEVICE_MAX_PIPE_ARGS,
                                    CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, CL_DEVICE_PIPE_MAX_PACKET_SIZE,
                                    CL_DEVICE_MAX_ON_DEVICE_QUEUES, CL_DEVICE_MAX_ON_DEVICE_EVENTS,
                                    CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE, CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE,
-                                   CL_DEVICE_MAX_NUM_SUB_GROUPS, CL_DEVICE_IMAGE_PITCH_ALIGNMENT,
+                                   CL_DEVICE_IMAGE_PITCH_ALIGNMENT,
                                    CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT})
     override_value(device, zero_uint, as_bytes(cl_uint{0}));
   override_value(device, CL_DEVICE_PARTITION_PROPERTIES, as_bytes(cl_device_partition_property{0}));
@@ -120,7 +120,6 @@ void apply_policy(_cl_device_id& device) {
   override_value(device, CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES, as_bytes(cl_command_queue_properties{0}));
   override_value(device, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, as_bytes(cl_device_device_enqueue_capabilities{0}));
   override_value(device, CL_DEVICE_PIPE_SUPPORT, as_bytes(cl_bool{CL_FALSE}));
-  override_value(device, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS, as_bytes(cl_bool{CL_FALSE}));
   override_value(device, CL_DEVICE_IL_VERSION, string_bytes(""));
   override_value(device, CL_DEVICE_ILS_WITH_VERSION, {});
   override_value(device, CL_DEVICE_BUILT_IN_KERNELS, string_bytes(""));

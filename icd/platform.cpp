@@ -66,9 +66,12 @@ CL_API_ENTRY cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id platform, cl_pl
 }
 
 CL_API_ENTRY void* CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platform_id, const char* func_name) {
-  // The loaders ask for this one by name; HiveCL has no other extension function yet.
-  if (func_name && std::strcmp(func_name, "clIcdGetPlatformIDsKHR") == 0)
-    return reinterpret_cast<void*>(&clIcdGetPlatformIDsKHR);
+  // The loaders ask for the first by name; the second is cl_khr_subgroups' (devices that have
+  // sub-groups offer it).
+  if (!func_name) return nullptr;
+  if (std::strcmp(func_name, "clIcdGetPlatformIDsKHR") == 0) return reinterpret_cast<void*>(&clIcdGetPlatformIDsKHR);
+  if (std::strcmp(func_name, "clGetKernelSubGroupInfoKHR") == 0)
+    return reinterpret_cast<void*>(&clGetKernelSubGroupInfoKHR);
   return nullptr;
 }
 

@@ -1,6 +1,6 @@
-// Interoperation with graphics APIs (GL, EGL) and the older extension entry points
-// (device fission, KHR sub-groups): a remote device cannot share a local GL or EGL
-// context, and HiveCL does not advertise these extensions. The entry points exist so
+// Interoperation with graphics APIs (GL, EGL) and the older extension entry points of device
+// fission: a remote device cannot share a local GL or EGL context, and HiveCL does not
+// advertise these extensions. The entry points exist so
 // that a call through the loader gets an error, not a crash.
 #include <CL/cl.h>
 #include <CL/cl_egl.h>
@@ -117,12 +117,4 @@ CL_API_ENTRY cl_int CL_API_CALL clRetainDeviceEXT(cl_device_id device) {
 
 CL_API_ENTRY cl_int CL_API_CALL clReleaseDeviceEXT(cl_device_id device) {
   return guarded([&] { checked(device); });
-}
-
-CL_API_ENTRY cl_int CL_API_CALL clGetKernelSubGroupInfoKHR(cl_kernel kernel, cl_device_id, cl_kernel_sub_group_info,
-                                                           size_t, const void*, size_t, void*, size_t*) {
-  return guarded([&] {
-    checked(kernel);
-    throw ClError{CL_INVALID_OPERATION};
-  });
 }

@@ -63,6 +63,14 @@ Bytes event_timestamps(cl_event event, const GetInfo::Request& request) {
   return Bytes(bytes, bytes + sizeof times);
 }
 
+// clGetKernelSubGroupInfo with the client's input value (the native runtime checks it).
+Bytes sub_group_info(cl_kernel kernel, cl_device_id device, const GetInfo::Request& request) {
+  const void* input = request.input.empty() ? nullptr : request.input.data();
+  return query_info([&](size_t size, void* value, size_t* size_ret) {
+    return clGetKernelSubGroupInfo(kernel, device, request.param, request.input.size(), input, size, value, size_ret);
+  });
+}
+
 }  // namespace
 
 GetInfo::Reply execute(Call& call, const GetInfo::Request& request) {
@@ -84,6 +92,8 @@ GetInfo::Reply execute(Call& call, const GetInfo::Request& request) {
     case InfoFamily::kernel_work_group:
       return {native_info(clGetKernelWorkGroupInfo, request, s.get<cl_kernel>(request.object),
                           optional_device(s, request.device))};
+    case InfoFamily::kernel_sub_group:
+      return {sub_group_info(s.get<cl_kernel>(request.object), optional_device(s, request.device), request)};
     case InfoFamily::kernel_arg:
       return {native_info(clGetKernelArgInfo, request, s.get<cl_kernel>(request.object), request.arg_index)};
     case InfoFamily::event:

@@ -16,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 21;
+inline constexpr uint32_t protocol_version = 22;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -137,7 +137,7 @@ struct Release {
 // order) once the command has ended, else that one timestamp as event_profiling gives it.
 enum class InfoFamily : uint8_t {
   context, command_queue, mem_object, program, program_build, kernel, kernel_work_group, kernel_arg,
-  event, event_profiling, image, event_timestamps
+  event, event_profiling, image, event_timestamps, kernel_sub_group
 };
 
 struct GetInfo {
@@ -145,10 +145,11 @@ struct GetInfo {
   struct Request {
     InfoFamily family{};
     ObjectId object = no_object;
-    ObjectId device = no_object;  // program_build, kernel_work_group
+    ObjectId device = no_object;  // program_build, kernel_work_group, kernel_sub_group
     uint32_t arg_index = 0;       // kernel_arg
     uint32_t param = 0;
-    HIVECL_FIELDS(family, object, device, arg_index, param)
+    Bytes input;  // kernel_sub_group: the query's input value (absent: none given)
+    HIVECL_FIELDS(family, object, device, arg_index, param, input)
   };
   struct Reply {
     Bytes value;

@@ -88,8 +88,14 @@ HIVECL_TEST(opencl30_extensions, "extension lists agree, and their functions are
   REQUIRE(clGetPlatformInfo(probe.platform(), CL_PLATFORM_EXTENSIONS, sizeof platform_extensions,
                             platform_extensions, nullptr) == CL_SUCCESS);
   CHECK(names(platform_list) == words(platform_extensions));
-  // cl_khr_icd's one function; names of nothing HiveCL offers give NULL.
+  // cl_khr_icd's one function and cl_khr_subgroups' (offered where a device has sub-groups);
+  // names of nothing HiveCL offers give NULL.
   CHECK(clGetExtensionFunctionAddressForPlatform(probe.platform(), "clIcdGetPlatformIDsKHR") != nullptr);
+  const auto sub_group_info = reinterpret_cast<clGetKernelSubGroupInfoKHR_fn>(
+      clGetExtensionFunctionAddressForPlatform(probe.platform(), "clGetKernelSubGroupInfoKHR"));
+  REQUIRE(sub_group_info != nullptr);
+  CHECK(sub_group_info(nullptr, device, CL_KERNEL_MAX_NUM_SUB_GROUPS, 0, nullptr, 0, nullptr, &size) ==
+        CL_INVALID_KERNEL);
   CHECK(clGetExtensionFunctionAddressForPlatform(probe.platform(), "clCreateCommandBufferKHR") == nullptr);
   CHECK(clGetExtensionFunctionAddressForPlatform(probe.platform(), "clNoSuchFunction") == nullptr);
   CHECK(clGetExtensionFunctionAddressForPlatform(probe.platform(), nullptr) == nullptr);
@@ -111,8 +117,7 @@ HIVECL_TEST(opencl30_features, "optional features are reported as the entry poin
   CHECK((atomics & CL_DEVICE_ATOMIC_ORDER_RELAXED) != 0);  // the minimum OpenCL 3.0 asks for
   CHECK(features.contains("__opencl_c_atomic_order_seq_cst") == ((atomics & CL_DEVICE_ATOMIC_ORDER_SEQ_CST) != 0));
   CHECK(features.contains("__opencl_c_atomic_scope_device") == ((atomics & CL_DEVICE_ATOMIC_SCOPE_DEVICE) != 0));
-  CHECK(device_value<cl_uint>(device, CL_DEVICE_MAX_NUM_SUB_GROUPS) == 0);
-  CHECK_FALSE(features.contains("__opencl_c_subgroups"));
+  CHECK(features.contains("__opencl_c_subgroups") == (device_value<cl_uint>(device, CL_DEVICE_MAX_NUM_SUB_GROUPS) > 0));
 }
 
 HIVECL_TEST(native_kernels, "native kernels are not reported and not run", "[opencl30]") {

@@ -55,8 +55,7 @@ const std::set<cl_device_info> policy_params{
     CL_DEVICE_MAX_ON_DEVICE_EVENTS, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, CL_DEVICE_PIPE_SUPPORT,
     CL_DEVICE_MAX_PIPE_ARGS, CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, CL_DEVICE_PIPE_MAX_PACKET_SIZE,
     CL_DEVICE_IL_VERSION, CL_DEVICE_ILS_WITH_VERSION, CL_DEVICE_BUILT_IN_KERNELS,
-    CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION, CL_DEVICE_MAX_NUM_SUB_GROUPS,
-    CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
+    CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION,
 };
 
 }  // namespace
@@ -75,14 +74,12 @@ HIVECL_TEST(device_policy, "HiveCL reports what it does not forward as absent", 
   CHECK(scalar<cl_device_svm_capabilities>(device_info(device, CL_DEVICE_SVM_CAPABILITIES)) == 0);
   CHECK(scalar<cl_bool>(device_info(device, CL_DEVICE_PIPE_SUPPORT)) == CL_FALSE);
   CHECK(scalar<cl_uint>(device_info(device, CL_DEVICE_PARTITION_MAX_SUB_DEVICES)) == 0);
-  CHECK(scalar<cl_uint>(device_info(device, CL_DEVICE_MAX_NUM_SUB_GROUPS)) == 0);
   CHECK((scalar<cl_device_exec_capabilities>(device_info(device, CL_DEVICE_EXECUTION_CAPABILITIES)) &
          CL_EXEC_NATIVE_KERNEL) == 0);
   CHECK(scalar<cl_bool>(device_info(device, CL_DEVICE_HOST_UNIFIED_MEMORY)) == CL_FALSE);
   // Extensions with an API of their own are not advertised until HiveCL forwards that API.
   const auto extensions = words(device_info(device, CL_DEVICE_EXTENSIONS).bytes);
   CHECK_FALSE(extensions.contains("cl_khr_icd"));
-  CHECK_FALSE(extensions.contains("cl_khr_subgroups"));
   CHECK_FALSE(extensions.contains("cl_khr_il_program"));
   CHECK(extensions.contains("cl_khr_byte_addressable_store"));
 }

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "differential.hpp"
@@ -561,6 +562,51 @@ DIFFERENTIAL_TEST(kernel_queries, "clGetKernelInfo and clGetKernelWorkGroupInfo"
                clGetKernelWorkGroupInfo(kernel, probe.device(), 0x7FFF, sizeof small, &small, nullptr));
   probe.status("work-group too small",
                clGetKernelWorkGroupInfo(kernel, probe.device(), CL_KERNEL_WORK_GROUP_SIZE, 1, &small, nullptr));
+}
+
+// Sub-group queries carry an input value: a local work size, or a sub-group count. Devices
+// without sub-groups answer with errors of their own, which HiveCL must give the same.
+DIFFERENTIAL_TEST(kernel_sub_group_info, "clGetKernelSubGroupInfo with its input values", "[kernel]") {
+  Setup setup = make_setup(probe);
+  cl_device_id device = probe.device();
+  cl_uint sub_groups = 0;
+  probe.status("max sub-groups status",
+               clGetDeviceInfo(device, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof sub_groups, &sub_groups, nullptr));
+  probe.value("max sub-groups", sub_groups);
+  Program program = build_program(probe, setup.context, kernels_source);
+  Kernel kernel = create_kernel(program, "reduce_sum");
+  const auto sub_group_info = [&](cl_device_id on, cl_kernel_sub_group_info param, size_t input_size,
+                                  const void* input) {
+    return ask([&](size_t n, void* v, size_t* r) {
+      return clGetKernelSubGroupInfo(kernel, on, param, input_size, input, n, v, r);
+    });
+  };
+  const size_t local_1d[1] = {64}, local_2d[2] = {16, 4}, local_3d[3] = {4, 4, 4}, count = 2;
+  const std::array<std::tuple<cl_kernel_sub_group_info, const char*, size_t, const void*>, 8> queries{{
+      {CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, "max size, 1D", sizeof local_1d, local_1d},
+      {CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, "max size, 2D", sizeof local_2d, local_2d},
+      {CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, "count, 3D", sizeof local_3d, local_3d},
+      {CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, "local size for a count", sizeof count, &count},
+      {CL_KERNEL_MAX_NUM_SUB_GROUPS, "max number", 0, nullptr},
+      {CL_KERNEL_COMPILE_NUM_SUB_GROUPS, "compile number", 0, nullptr},
+      {CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, "max size, no input", 0, nullptr},
+      {CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, "count, input of 5 bytes", 5, local_3d},
+  }};
+  for (cl_device_id on : {cl_device_id{nullptr}, device})
+    for (const auto& [param, name, input_size, input] : queries) {
+      const Answer answer = sub_group_info(on, param, input_size, input);
+      if (probe.status(std::string(name) + " status", answer.status) == CL_SUCCESS) probe.record(name, answer.summary());
+    }
+  const size_t too_long[4] = {4, 4, 4, 1};
+  probe.status("input of four sizes", sub_group_info(device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, sizeof too_long,
+                                                     too_long).status);
+  probe.status("input size without input",
+               sub_group_info(device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, sizeof local_1d, nullptr).status);
+  size_t small = 0;
+  probe.status("unknown parameter", clGetKernelSubGroupInfo(kernel, device, 0x7FFF, sizeof local_1d, local_1d,
+                                                            sizeof small, &small, nullptr));
+  probe.status("NULL kernel", clGetKernelSubGroupInfo(nullptr, device, CL_KERNEL_MAX_NUM_SUB_GROUPS, 0, nullptr,
+                                                      sizeof small, &small, nullptr));
 }
 
 DIFFERENTIAL_TEST(kernel_arg_info, "clGetKernelArgInfo with and without -cl-kernel-arg-info", "[kernel]") {

@@ -63,6 +63,10 @@ Bytes whole_session() {
   append_frame<GetInfo>(input, sequence++,
                         {.family = InfoFamily::kernel_work_group, .object = kernel, .device = device,
                          .param = CL_KERNEL_WORK_GROUP_SIZE});
+  append_frame<GetInfo>(input, sequence++,
+                        {.family = InfoFamily::kernel_sub_group, .object = kernel, .device = device,
+                         .param = CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+                         .input = Bytes{std::byte{64}, {}, {}, {}, {}, {}, {}, {}}});  // one local size: 64
   append_frame<EnqueueNDRangeKernel>(input, sequence++,
                                      {.queue = queue, .kernel = kernel, .args = args, .work_dim = 1,
                                       .global_size = {1024},
