@@ -401,28 +401,30 @@ CL_API_ENTRY cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_de
   });
 }
 
-// The input value is a local work size (one to three size_t) or a sub-group count (one). The
-// native runtime checks it, and answers first whether the device has sub-groups at all: a
-// longer input reaches it as long, but zeros past three size_t (never valid, so never read);
-// beyond a page it is refused here.
+// The input value is a local work size (one to three size_t) or a sub-group count (one); the
+// native runtime checks it, and answers first whether the device has sub-groups at all. A longer
+// input reaches it as long, up to max_sub_group_query_bytes, but zeros past three size_t (never
+// valid, so never read). The value size goes too: CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT
+// answers in as many dimensions as it holds size_t.
 CL_API_ENTRY cl_int CL_API_CALL clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
                                                         cl_kernel_sub_group_info param_name, size_t input_value_size,
                                                         const void* input_value, size_t param_value_size,
                                                         void* param_value, size_t* param_value_size_ret) {
   return guarded([&] {
     _cl_kernel* part = part_for_device(kernel, device);
-    if (input_value_size > 4096) throw ClError{CL_INVALID_VALUE};
     Bytes input;
     if (input_value) {
       const auto* bytes = static_cast<const std::byte*>(input_value);
       input.assign(bytes, bytes + std::min(input_value_size, 3 * sizeof(size_t)));
-      input.resize(input_value_size);
+      input.resize(std::min<size_t>(input_value_size, max_sub_group_query_bytes));
     }
+    const size_t value_size = param_value ? std::min<size_t>(param_value_size, max_sub_group_query_bytes) : 0;
     const auto answer = part->connection->call<GetInfo>({.family = InfoFamily::kernel_sub_group,
                                                          .object = part->id,
                                                          .device = device ? device->id : no_object,
                                                          .param = param_name,
-                                                         .input = std::move(input)});
+                                                         .input = std::move(input),
+                                                         .value_size = static_cast<uint32_t>(value_size)});
     InfoReply(param_value_size, param_value, param_value_size_ret).bytes(answer.value.data(), answer.value.size());
   });
 }

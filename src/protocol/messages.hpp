@@ -140,6 +140,10 @@ enum class InfoFamily : uint8_t {
   event, event_profiling, image, event_timestamps, kernel_sub_group
 };
 
+// The most bytes of a sub-group query's input value and answer that travel: every valid one
+// is one to three size_t, and longer ones reach the native runtime as this long (still invalid).
+inline constexpr uint32_t max_sub_group_query_bytes = 4096;
+
 struct GetInfo {
   HIVECL_MESSAGE(GetInfo, true, Bulk::none)
   struct Request {
@@ -148,8 +152,12 @@ struct GetInfo {
     ObjectId device = no_object;  // program_build, kernel_work_group, kernel_sub_group
     uint32_t arg_index = 0;       // kernel_arg
     uint32_t param = 0;
-    Bytes input;  // kernel_sub_group: the query's input value (absent: none given)
-    HIVECL_FIELDS(family, object, device, arg_index, param, input)
+    // kernel_sub_group: the query's input value (absent: none given), and the application's
+    // param_value_size (0: the size alone), which CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT
+    // reads as the number of dimensions to answer in.
+    Bytes input;
+    uint32_t value_size = 0;
+    HIVECL_FIELDS(family, object, device, arg_index, param, input, value_size)
   };
   struct Reply {
     Bytes value;

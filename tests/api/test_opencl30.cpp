@@ -117,7 +117,8 @@ HIVECL_TEST(opencl30_features, "optional features are reported as the entry poin
   CHECK((atomics & CL_DEVICE_ATOMIC_ORDER_RELAXED) != 0);  // the minimum OpenCL 3.0 asks for
   CHECK(features.contains("__opencl_c_atomic_order_seq_cst") == ((atomics & CL_DEVICE_ATOMIC_ORDER_SEQ_CST) != 0));
   CHECK(features.contains("__opencl_c_atomic_scope_device") == ((atomics & CL_DEVICE_ATOMIC_SCOPE_DEVICE) != 0));
-  CHECK(features.contains("__opencl_c_subgroups") == (device_value<cl_uint>(device, CL_DEVICE_MAX_NUM_SUB_GROUPS) > 0));
+  const auto sub_groups = device_value<cl_uint>(device, CL_DEVICE_MAX_NUM_SUB_GROUPS);
+  CHECK(features.contains("__opencl_c_subgroups") == (sub_groups > 0));
 }
 
 HIVECL_TEST(native_kernels, "native kernels are not reported and not run", "[opencl30]") {

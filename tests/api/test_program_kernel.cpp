@@ -597,12 +597,31 @@ DIFFERENTIAL_TEST(kernel_sub_group_info, "clGetKernelSubGroupInfo with its input
       const Answer answer = sub_group_info(on, param, input_size, input);
       if (probe.status(std::string(name) + " status", answer.status) == CL_SUCCESS) probe.record(name, answer.summary());
     }
+  // The local size for a sub-group count comes in as many dimensions as the value has room for
+  // (four are invalid: PoCL 5 accepts them, and its fourth value is whatever its memory held).
+  for (size_t dimensions = 1; dimensions <= 4; ++dimensions) {
+    std::array<size_t, 4> local{};
+    size_t size = 0;
+    const std::string name = "local size for a count in " + std::to_string(dimensions) + " dimensions";
+    if (probe.status(name + " status",
+                     clGetKernelSubGroupInfo(kernel, device, CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, sizeof count,
+                                             &count, dimensions * sizeof(size_t), local.data(), &size)) != CL_SUCCESS)
+      continue;
+    probe.value(name + " size", size);
+    for (size_t i = 0; i < std::min(size / sizeof(size_t), size_t{3}); ++i) probe.value(name, local[i]);
+  }
+  size_t small = 0;
+  probe.status("value too small", clGetKernelSubGroupInfo(kernel, device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+                                                          sizeof local_1d, local_1d, 1, &small, nullptr));
   const size_t too_long[4] = {4, 4, 4, 1};
   probe.status("input of four sizes", sub_group_info(device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, sizeof too_long,
                                                      too_long).status);
+  const std::vector<size_t> page_and_more(1200, 4);
+  probe.status("input of 1200 sizes", sub_group_info(device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
+                                                     page_and_more.size() * sizeof(size_t), page_and_more.data())
+                                          .status);
   probe.status("input size without input",
                sub_group_info(device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, sizeof local_1d, nullptr).status);
-  size_t small = 0;
   probe.status("unknown parameter", clGetKernelSubGroupInfo(kernel, device, 0x7FFF, sizeof local_1d, local_1d,
                                                             sizeof small, &small, nullptr));
   probe.status("NULL kernel", clGetKernelSubGroupInfo(nullptr, device, CL_KERNEL_MAX_NUM_SUB_GROUPS, 0, nullptr,

@@ -78,6 +78,17 @@ std::vector<Operation> operations(size_t max_bytes, std::vector<char>& host) {
          check(clFinish(s.queue), "clFinish");
          check(clReleaseEvent(marker), "clReleaseEvent");
        }},
+      // The same with the end seen by polling the marker's status (as some programs wait).
+      {"marker with an event, polled until complete + clFinish", 0, 200,
+       [](const Side& s, const Fixture&) {
+         cl_event marker = nullptr;
+         check(clEnqueueMarkerWithWaitList(s.queue, 0, nullptr, &marker), "clEnqueueMarkerWithWaitList");
+         for (cl_int status = CL_QUEUED; status > CL_COMPLETE;)
+           check(clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr),
+                 "clGetEventInfo");
+         check(clFinish(s.queue), "clFinish");
+         check(clReleaseEvent(marker), "clReleaseEvent");
+       }},
       {"clGetEventInfo, status", 0, 200,
        [](const Side&, const Fixture& f) {
          cl_int status;
