@@ -1,7 +1,8 @@
 // A proxy session's answers to requests that name the client's memory (a buffer's initial data,
-// rectangular and image transfers in place): run by the session's own worker against the native
-// runtime, with a link that records the replies' statuses. The session must refuse what the data
-// path does not allow and serve on, and do what it allows.
+// rectangular and image transfers in place), and to sub-group queries beyond their bounds: run by
+// the session's own worker against the native runtime, with a link that records the replies'
+// statuses. The session must refuse what the data path does not allow and serve on, and do what
+// it allows.
 #include <CL/cl.h>
 
 #include <chrono>
@@ -380,4 +381,32 @@ TEST_CASE("On the memory data path, the proxy scatters a box's rows into the cli
     for (size_t x = 0; x < 128; ++x)
       CHECK(rows[y * 128 + x] == (x < 64 ? contents[y * 64 + x] : std::byte{0xEE}));
   test.send<Goodbye>(6, {});
+}
+
+TEST_CASE("A sub-group query with an input or a value size beyond its bound, or of an unknown kernel, is refused, "
+          "and the session serves on", "[session][bad-input]") {
+  StartedSession test;
+  constexpr ObjectId context = first_session_id, program = context + 1, kernel = context + 2;
+  test.send<CreateContext>(1, {.id = context, .devices = {1}});
+  test.send<CreateProgramWithSource>(2, {.id = program, .context = context,
+                                         .source = "kernel void one(global int* out) { out[0] = 1; }"});
+  test.send<BuildProgram>(3, {.program = program});
+  test.send<CreateKernel>(4, {.id = kernel, .program = program, .name = "one"});
+  const GetInfo::Request query{.family = InfoFamily::kernel_sub_group, .object = kernel, .device = 1,
+                               .param = CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, .input = Bytes(sizeof(size_t))};
+  GetInfo::Request long_input = query, large_value = query, unknown_kernel = query;
+  long_input.input.resize(max_sub_group_query_bytes + 1);
+  large_value.value_size = max_sub_group_query_bytes + 1;
+  unknown_kernel.object = kernel + 1;
+  test.send<GetInfo>(5, long_input);
+  test.send<GetInfo>(6, large_value);
+  test.send<GetInfo>(7, unknown_kernel);
+  test.send<GetInfo>(8, {.family = InfoFamily::kernel_work_group, .object = kernel, .device = 1,
+                         .param = CL_KERNEL_WORK_GROUP_SIZE});
+  for (uint64_t sequence = 1; sequence <= 4; ++sequence) CHECK(test.link->status_of(sequence) == CL_SUCCESS);
+  CHECK(test.link->status_of(5) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(6) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(7) == CL_INVALID_KERNEL);
+  CHECK(test.link->status_of(8) == CL_SUCCESS);
+  test.send<Goodbye>(9, {});
 }
