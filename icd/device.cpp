@@ -20,16 +20,16 @@ namespace hivecl::icd {
 namespace {
 
 // Extensions that only add kernel-language features or read-only queries, which pass
-// through HiveCL unchanged. Anything else needs HiveCL's own support before it may be
-// advertised.
+// through HiveCL unchanged, and cl_khr_subgroups, whose one function HiveCL forwards. Anything
+// else needs HiveCL's own support before it may be advertised.
 const std::set<std::string, std::less<>> forwarded_extensions{
     "cl_khr_byte_addressable_store", "cl_khr_fp16", "cl_khr_fp64",
     "cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
     "cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
     "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics",
-    "cl_khr_subgroups", "cl_khr_subgroup_extended_types", "cl_khr_subgroup_non_uniform_vote", "cl_khr_subgroup_ballot",
-    "cl_khr_subgroup_non_uniform_arithmetic", "cl_khr_subgroup_shuffle", "cl_khr_subgroup_shuffle_relative",
-    "cl_khr_subgroup_clustered_reduce", "cl_khr_subgroup_rotate",
+    "cl_khr_subgroups", "cl_khr_subgroup_extended_types", "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_ballot", "cl_khr_subgroup_non_uniform_arithmetic", "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative", "cl_khr_subgroup_clustered_reduce", "cl_khr_subgroup_rotate",
     "cl_khr_integer_dot_product", "cl_khr_extended_bit_ops", "cl_khr_expect_assume", "cl_khr_kernel_clock",
     "cl_khr_work_group_uniform_arithmetic", "cl_ext_float_atomics", "cl_ext_cxx_for_opencl",
     "cl_khr_3d_image_writes", "cl_khr_depth_images",

@@ -1,7 +1,7 @@
 // Interoperation with graphics APIs (GL, EGL) and the older extension entry points of device
 // fission: a remote device cannot share a local GL or EGL context, and HiveCL does not
-// advertise these extensions. The entry points exist so
-// that a call through the loader gets an error, not a crash.
+// advertise these extensions. The entry points exist so that a call through the loader gets an
+// error, not a crash.
 #include <CL/cl.h>
 #include <CL/cl_egl.h>
 #include <CL/cl_ext.h>
