@@ -89,6 +89,16 @@ std::vector<Operation> operations(size_t max_bytes, std::vector<char>& host) {
          check(clFinish(s.queue), "clFinish");
          check(clReleaseEvent(marker), "clReleaseEvent");
        }},
+      // As SHOC's Stencil2D iterates: each launch waited for through its event.
+      {"kernel launch with an event + clWaitForEvents", 0, 200,
+       [](const Side& s, const Fixture& f) {
+         const size_t one = 1;
+         cl_event launched = nullptr;
+         check(clEnqueueNDRangeKernel(s.queue, f.kernel, 1, nullptr, &one, nullptr, 0, nullptr, &launched),
+               "clEnqueueNDRangeKernel");
+         check(clWaitForEvents(1, &launched), "clWaitForEvents");
+         check(clReleaseEvent(launched), "clReleaseEvent");
+       }},
       {"clGetEventInfo, status", 0, 200,
        [](const Side&, const Fixture& f) {
          cl_int status;
