@@ -96,12 +96,14 @@ EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, con
   const std::optional<uint64_t> sent = queue_->all_sent();
   position_ = queue_->next_position.fetch_add(1);
   follows_all_sent_ = queue_->in_order() && sent == position_;
-  // Read data a waited-for command depends on (its own, and that of the reads before it on
-  // its queue) joins this queue's pending reads: waiting for this command, or for any that
-  // waits for it in turn, then covers it.
+  // Read data a waited-for command of another queue depends on (its own, and that of the reads
+  // before it on its queue) joins this queue's pending reads: waiting for this command, or for
+  // any that waits for it in turn, then covers it. This queue's own reads before this command
+  // are covered already (each settle counts every read at or before its position).
   for (cl_uint i = 0; i < wait_count; ++i) {
-    if (!wait_events[i]->queue) continue;  // a user event: no data of its own
-    for (auto& read : wait_events[i]->queue->unsettled(wait_events[i]->position))
+    _cl_command_queue* other = wait_events[i]->queue.get();
+    if (!other || other == queue_) continue;  // a user event has no data of its own
+    for (auto& read : other->unsettled(wait_events[i]->position))
       queue_->add_pending({std::move(read.incoming), position_, read.fills});
   }
 }

@@ -9,10 +9,16 @@ using namespace hivecl;
 using namespace hivecl::icd;
 using namespace hivecl::protocol;
 
+// A read already pending at or before `read`'s position covers it: each settle counts every
+// read at or before its position (waits between two queues would otherwise copy the same reads
+// back and forth).
 void _cl_command_queue::add_pending(PendingRead read) {
   std::lock_guard lock(pending_mutex_);
   std::erase_if(pending_, [](const PendingRead& r) { return r.incoming->arrived(); });
-  pending_.push_back(std::move(read));
+  const bool covered = std::any_of(pending_.begin(), pending_.end(), [&](const PendingRead& r) {
+    return r.incoming == read.incoming && r.position <= read.position;
+  });
+  if (!covered) pending_.push_back(std::move(read));
 }
 
 cl_int _cl_command_queue::settle(uint64_t position, HostRange range) {
