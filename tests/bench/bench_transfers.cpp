@@ -1,6 +1,7 @@
 // Transfer bandwidth, natively and through HiveCL, side by side (side_by_side.hpp), as VOCL
 // measured it: a window of non-blocking writes (or reads) of one size, then clFinish; and
-// single blocking transfers. Host memory ordinary (malloc) and page-locked (a mapped
+// single blocking transfers; and a stream of writes each read back after its event (SHOC Triad's
+// pattern). Host memory ordinary (malloc) and page-locked (a mapped
 // CL_MEM_ALLOC_HOST_PTR buffer of the side's own context). Each case name ends with
 // HiveCL's data path ([memory] or [mpi], from CL_DEVICE_DATA_PATH_HIVECL) and the transfer
 // settings given in the environment (HIVECL_STAGING_SLOTS=1: no pipeline). At the largest size
@@ -104,6 +105,26 @@ double transfer_rate(const Side& side, const Fixture& fixture, bool writes, bool
     check(writes ? clEnqueueWriteBuffer(side.queue, fixture.device, block, 0, bytes, host, 0, nullptr, nullptr)
                  : clEnqueueReadBuffer(side.queue, fixture.device, block, 0, bytes, host, 0, nullptr, nullptr),
           writes ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
+  }
+  check(clFinish(side.queue), "clFinish");
+  return static_cast<double>(bytes) * static_cast<double>(count) / seconds_since(start) / 1e9;
+}
+
+// GB/s of `count` rounds of a non-blocking write of half of `bytes` from page-locked memory and
+// a non-blocking read of it back into the other half that waits for the write's event, then
+// clFinish: SHOC Triad's stream of commands waiting for each other through events.
+double write_read_stream_rate(const Side& side, const Fixture& fixture, size_t bytes, size_t count) {
+  const size_t half = bytes / 2;
+  auto* host = static_cast<char*>(fixture.pinned);
+  const auto start = Clock::now();
+  for (size_t i = 0; i < count; ++i) {
+    cl_event written = nullptr, read = nullptr;
+    check(clEnqueueWriteBuffer(side.queue, fixture.device, CL_FALSE, 0, half, host, 0, nullptr, &written),
+          "clEnqueueWriteBuffer");
+    check(clEnqueueReadBuffer(side.queue, fixture.device, CL_FALSE, 0, half, host + half, 1, &written, &read),
+          "clEnqueueReadBuffer");
+    check(clReleaseEvent(written), "clReleaseEvent");
+    check(clReleaseEvent(read), "clReleaseEvent");
   }
   check(clFinish(side.queue), "clFinish");
   return static_cast<double>(bytes) * static_cast<double>(count) / seconds_since(start) / 1e9;
@@ -277,6 +298,9 @@ int main() {
         }
       }
     }
+    bench.compare("write " + size_name(bytes / 2) + " and read it back after its event, pinned, x" +
+                      std::to_string(count) + " " + path,
+                  "GB/s", bytes, [&](Side& side) { return write_read_stream_rate(side, fixture_of(side), bytes, count); });
   }
   bench.compare("create " + size_name(max_bytes) + " from malloc memory " + path, "GB/s", max_bytes, [&](Side& side) {
     return buffer_creation_rate(side, fixture_of(side), max_bytes);
