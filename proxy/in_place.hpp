@@ -51,14 +51,16 @@ void block_in_caller(Call& call, Native native, const Enqueue& enqueue, protocol
 // to report an end nobody waits for cost an in-process window of 64 KiB transfers a third of
 // its speed). Nor does it flush: the application's own flush or wait does (a flush each cost
 // such a window a fifth of its speed on NVIDIA). Memory in a shared segment is kept mapped until
-// the device is through with it (AttachedSegment::used_by).
+// the device is through with it (AttachedSegment::used_by). Returns the native event kept for
+// the application, if it asked for one.
 template <class Native>
-void transfer_unwatched(Call& call, Native native, const Enqueue& enqueue, protocol::ObjectId event_id,
-                        AttachedSegment* segment) {
+cl_event transfer_unwatched(Call& call, Native native, const Enqueue& enqueue, protocol::ObjectId event_id,
+                            AttachedSegment* segment) {
   if (segment) segment->used_by(enqueue.queue);
   cl_event event = nullptr;
   check(native(enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), event_wanted(event_id, event)));
   keep_event(call, event_id, event);
+  return event;
 }
 
 // In-process the native runtime moves the application's memory itself, without staging; the
@@ -69,7 +71,10 @@ template <class Native>
 void transfer_in_place(Call& call, Native native, const Enqueue& enqueue, protocol::ObjectId queue_id,
                        protocol::ObjectId event_id, bool blocking, std::shared_ptr<AttachedSegment> segment,
                        const Replier& status_to) {
-  if (!blocking) return transfer_unwatched(call, native, enqueue, event_id, segment.get());
+  if (!blocking) {
+    transfer_unwatched(call, native, enqueue, event_id, segment.get());
+    return;
+  }
   if (call.caller_waits && !segment) return block_in_caller(call, native, enqueue, queue_id, event_id, status_to);
   cl_event event = nullptr;
   check(native(enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), &event));

@@ -228,9 +228,10 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) 
   }
   if (reported_together(request)) {  // its status goes with those of the reads after it
     auto [segment, memory] = segment_memory(call, enqueue, request.shared, request.size);
-    transfer_unwatched(call, bind_transfer(clEnqueueReadBuffer, mem, request.offset, request.size, memory), enqueue,
-                       request.tail.event, segment.get());
-    session.read_reports().add(enqueue.queue, call.sequence, std::move(segment));
+    const cl_event event = transfer_unwatched(
+        call, bind_transfer(clEnqueueReadBuffer, mem, request.offset, request.size, memory), enqueue,
+        request.tail.event, segment.get());
+    session.read_reports().add(enqueue.queue, call.sequence, std::move(segment), event);
     return;
   }
   if (request.shared.segment) {

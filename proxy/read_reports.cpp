@@ -8,28 +8,54 @@
 
 namespace hivecl::proxy {
 
-void ReadReports::add(cl_command_queue queue, uint64_t sequence, std::shared_ptr<const void> keep) {
+namespace {
+
+bool in_order(cl_command_queue queue) {
+  cl_command_queue_properties properties = 0;
+  return clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr) == CL_SUCCESS &&
+         !(properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+}
+
+}  // namespace
+
+ReadReports::~ReadReports() {
+  for (const Reads& reads : by_queue_)
+    if (reads.last_event) clReleaseEvent(reads.last_event);
+}
+
+void ReadReports::add(cl_command_queue queue, uint64_t sequence, std::shared_ptr<const void> keep, cl_event event) {
   auto on = std::find_if(by_queue_.begin(), by_queue_.end(), [&](const Reads& reads) { return reads.queue == queue; });
   if (on == by_queue_.end()) on = by_queue_.insert(by_queue_.end(), Reads{.queue = queue, .sequences = {}, .kept = {}});
   on->sequences.push_back(sequence);
   on->kept.push_back(std::move(keep));
+  if (event) clRetainEvent(event);
+  if (on->last_event) clReleaseEvent(on->last_event);
+  on->last_event = event;
 }
 
-// A marker with no wait list waits for every command enqueued before it, out of order too.
+// What the reports wait for: on an in-order queue the last read's own event, if it has one (the
+// queue's last command: no other request came since, or the run would have ended); else a
+// marker, which with no wait list waits for every command enqueued before it, out of order too
+// (an enqueued marker cost about 5 us on NVIDIA).
 void ReadReports::send() {
   for (Reads& reads : std::exchange(by_queue_, {})) {
     const cl_command_queue queue = reads.queue;
+    cl_event ended_at = std::exchange(reads.last_event, nullptr);
     auto ended = std::make_shared<Reads>(std::move(reads));
     const auto report = [ended, send = send_](cl_int status) { send(ended->sequences, status < 0 ? status : CL_SUCCESS); };
-    cl_event marker = nullptr;
-    const cl_int status = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker);
-    if (status != CL_SUCCESS) {
-      report(status);
-      continue;
+    if (ended_at && !in_order(queue)) {
+      clReleaseEvent(ended_at);
+      ended_at = nullptr;
+    }
+    if (!ended_at) {
+      if (const cl_int status = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &ended_at); status != CL_SUCCESS) {
+        report(status);
+        continue;
+      }
     }
     clFlush(queue);
-    when_complete(marker, report);
-    clReleaseEvent(marker);
+    when_complete(ended_at, report);
+    clReleaseEvent(ended_at);
   }
 }
 

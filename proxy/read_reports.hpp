@@ -1,9 +1,11 @@
 // The statuses of reads that a session's client did not wait for (detached reads into a shared
-// segment, which the device writes straight into the client's memory): reported together, after
-// one marker on their queue, once the session's run of such reads ends, in one frame, instead of
-// one native event, one wait and one frame each. Through a proxy on the H100, waiting for each
-// of a window of 64 KiB reads in turn (its waiter thread in clWaitForEvents while the worker
-// enqueued the next) made every enqueue two to three times slower (docs/PERFORMANCE.md).
+// segment, which the device writes straight into the client's memory): reported together, once
+// the session's run of such reads ends, in one frame, after one marker on their queue (or, on an
+// in-order queue, after the last read's own event, where the application asked for one: it is
+// then the queue's last command), instead of one native event, one wait and one frame each.
+// Through a proxy on the H100, waiting for each of a window of 64 KiB reads in turn (its waiter
+// thread in clWaitForEvents while the worker enqueued the next) made every enqueue two to three
+// times slower (docs/PERFORMANCE.md).
 #pragma once
 
 #include <CL/cl.h>
@@ -26,10 +28,12 @@ class ReadReports {
   explicit ReadReports(Send send) : send_(std::move(send)) {}
   ReadReports(const ReadReports&) = delete;
   ReadReports& operator=(const ReadReports&) = delete;
+  ~ReadReports();
 
   // Read `sequence` on `queue`, reported once the commands of `queue` enqueued so far have ended
-  // (after send()); `keep` (what the read uses, its segment) is held until then.
-  void add(cl_command_queue queue, uint64_t sequence, std::shared_ptr<const void> keep);
+  // (after send()); `keep` (what the read uses, its segment) is held until then. `event`: the
+  // read's native event, if it has one (retained here).
+  void add(cl_command_queue queue, uint64_t sequence, std::shared_ptr<const void> keep, cl_event event = nullptr);
   bool any() const { return !by_queue_.empty(); }
   // Puts a marker after the reads on each of their queues and hands it to the queue's waiter
   // thread (proxy/completion.hpp); its end sends their statuses, its own.
@@ -40,6 +44,7 @@ class ReadReports {
     cl_command_queue queue;
     std::vector<uint64_t> sequences;
     std::vector<std::shared_ptr<const void>> kept;
+    cl_event last_event = nullptr;  // the last read's, retained (none: it had none)
   };
   Send send_;
   std::vector<Reads> by_queue_;
