@@ -927,6 +927,36 @@ DIFFERENTIAL_TEST(finish_after_blocking,
               finish_waits_for_held_command(probe, setup.queue, polled_gate));
 }
 
+// Reads that each wait for the read before them, all held behind a user event, then released.
+// Through a proxy HiveCL once copied every read still on its way again for each such wait,
+// doubling them per read (40 held reads: 2^40), where SHOC's Triad made its reads wait for its
+// launches.
+DIFFERENTIAL_TEST(held_read_chain, "a chain of reads each waiting for the one before it, held, then released",
+                  "[event][memory]") {
+  Setup setup = make_setup(probe);
+  constexpr size_t count = 1024, reads = 40;
+  constexpr size_t bytes = count * sizeof(cl_int);
+  Buffer buffer = create_buffer(setup.context, bytes);
+  std::vector<cl_int> data(count);
+  std::iota(data.begin(), data.end(), 5);
+  REQUIRE(clEnqueueWriteBuffer(setup.queue, buffer, CL_TRUE, 0, bytes, data.data(), 0, nullptr, nullptr) ==
+          CL_SUCCESS);
+  cl_int status = CL_SUCCESS;
+  Event gate(clCreateUserEvent(setup.context, &status));
+  REQUIRE(status == CL_SUCCESS);
+  std::vector<std::vector<cl_int>> read_back(reads, std::vector<cl_int>(count));
+  std::vector<Event> done(reads);
+  for (size_t i = 0; i < reads; ++i) {
+    const cl_event* before = i == 0 ? gate.out() : done[i - 1].out();
+    probe.status("read " + std::to_string(i), clEnqueueReadBuffer(setup.queue, buffer, CL_FALSE, 0, bytes,
+                                                                  read_back[i].data(), 1, before, done[i].out()));
+  }
+  probe.status("release the chain", clSetUserEventStatus(gate, CL_COMPLETE));
+  probe.status("wait for the last read", clWaitForEvents(1, done.back().out()));
+  probe.value("every read's data", std::all_of(read_back.begin(), read_back.end(),
+                                               [&](const std::vector<cl_int>& read) { return read == data; }));
+}
+
 // A read is complete when its data is in host memory: so is every command that waits for it.
 DIFFERENTIAL_TEST(read_then_dependent, "a command that waits for a read completes after its data has arrived",
                   "[event]") {
