@@ -90,6 +90,15 @@ Buffer create_buffer(cl_context context, size_t size) {
   return buffer;
 }
 
+// A buffer holding `data`, written with a blocking write on the setup's queue.
+Buffer buffer_with(const Setup& setup, const std::vector<cl_int>& data) {
+  const size_t bytes = data.size() * sizeof(cl_int);
+  Buffer buffer = create_buffer(setup.context, bytes);
+  REQUIRE(clEnqueueWriteBuffer(setup.queue, buffer, CL_TRUE, 0, bytes, data.data(), 0, nullptr, nullptr) ==
+          CL_SUCCESS);
+  return buffer;
+}
+
 Kernel create_kernel(cl_program program, const char* name) {
   cl_int status = CL_SUCCESS;
   Kernel kernel(clCreateKernel(program, name, &status));
@@ -936,11 +945,9 @@ DIFFERENTIAL_TEST(held_read_chain, "a chain of reads each waiting for the one be
   Setup setup = make_setup(probe);
   constexpr size_t count = 1024, reads = 40;
   constexpr size_t bytes = count * sizeof(cl_int);
-  Buffer buffer = create_buffer(setup.context, bytes);
   std::vector<cl_int> data(count);
   std::iota(data.begin(), data.end(), 5);
-  REQUIRE(clEnqueueWriteBuffer(setup.queue, buffer, CL_TRUE, 0, bytes, data.data(), 0, nullptr, nullptr) ==
-          CL_SUCCESS);
+  Buffer buffer = buffer_with(setup, data);
   cl_int status = CL_SUCCESS;
   Event gate(clCreateUserEvent(setup.context, &status));
   REQUIRE(status == CL_SUCCESS);
@@ -969,11 +976,9 @@ DIFFERENTIAL_TEST(read_then_dependent, "a command that waits for a read complete
   // Large enough that its transfer takes a while.
   constexpr size_t count = 4 << 20;
   constexpr size_t bytes = count * sizeof(cl_int);
-  Buffer buffer = create_buffer(setup.context, bytes);
   std::vector<cl_int> data(count);
   std::iota(data.begin(), data.end(), 0);
-  REQUIRE(clEnqueueWriteBuffer(setup.queue, buffer, CL_TRUE, 0, bytes, data.data(), 0, nullptr, nullptr) ==
-          CL_SUCCESS);
+  Buffer buffer = buffer_with(setup, data);
   // A blocking write need not be complete on return: out of order, a read could overtake it.
   REQUIRE(clFinish(setup.queue) == CL_SUCCESS);
   auto arrived = [&](const std::vector<cl_int>& read_back) { return read_back == data; };
