@@ -164,11 +164,13 @@ inline cl_event* event_wanted(protocol::ObjectId id, cl_event& event) {
   return id == protocol::no_object ? nullptr : &event;
 }
 // Whether `request` is a read the client did not wait for, into a shared segment, whose status
-// waits in the session's ReadReports (memory.cpp); the session sends them before any other request.
+// may wait in the session's ReadReports (memory.cpp, on an in-order queue); the session sends
+// them before any other request. Not a read with a wait list: what it waits for may hold it back
+// (a user event), and the reads reported with it would wait too, where natively they end.
 template <class Request>
 bool reported_together(const Request& request) {
   if constexpr (std::is_same_v<Request, protocol::ReadBuffer::Request>)
-    return request.detached && request.shared.segment != 0;
+    return request.detached && request.shared.segment != 0 && request.tail.wait_list.empty();
   else
     return false;
 }

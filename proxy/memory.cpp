@@ -226,7 +226,9 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) 
     later.send_status(CL_SUCCESS);
     return;
   }
-  if (reported_together(request)) {  // its status goes with those of the reads after it
+  // Its status goes with those of the reads after it; out of order, the reports' marker would
+  // wait for every command before it too (natively the read may end first).
+  if (reported_together(request) && is_in_order(enqueue.queue)) {
     auto [segment, memory] = segment_memory(call, enqueue, request.shared, request.size);
     const cl_event event = transfer_unwatched(
         call, bind_transfer(clEnqueueReadBuffer, mem, request.offset, request.size, memory), enqueue,

@@ -8,15 +8,11 @@
 
 namespace hivecl::proxy {
 
-namespace {
-
-bool in_order(cl_command_queue queue) {
+bool is_in_order(cl_command_queue queue) {
   cl_command_queue_properties properties = 0;
   return clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr) == CL_SUCCESS &&
          !(properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
 }
-
-}  // namespace
 
 ReadReports::~ReadReports() {
   for (const Reads& reads : by_queue_)
@@ -33,20 +29,16 @@ void ReadReports::add(cl_command_queue queue, uint64_t sequence, std::shared_ptr
   on->last_event = event;
 }
 
-// What the reports wait for: on an in-order queue the last read's own event, if it has one (the
-// queue's last command: no other request came since, or the run would have ended); else a
-// marker, which with no wait list waits for every command enqueued before it, out of order too
-// (an enqueued marker cost about 5 us on NVIDIA).
+// What the reports wait for: the last read's own event, if it has one (the queue's last
+// command: no other request came since, or the run would have ended); else a marker, which with
+// no wait list waits for every command enqueued before it (an enqueued marker cost about 5 us on
+// NVIDIA).
 void ReadReports::send() {
   for (Reads& reads : std::exchange(by_queue_, {})) {
     const cl_command_queue queue = reads.queue;
     cl_event ended_at = std::exchange(reads.last_event, nullptr);
     auto ended = std::make_shared<Reads>(std::move(reads));
     const auto report = [ended, send = send_](cl_int status) { send(ended->sequences, status < 0 ? status : CL_SUCCESS); };
-    if (ended_at && !in_order(queue)) {
-      clReleaseEvent(ended_at);
-      ended_at = nullptr;
-    }
     if (!ended_at) {
       if (const cl_int status = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &ended_at); status != CL_SUCCESS) {
         report(status);

@@ -1,8 +1,8 @@
 // The statuses of reads that a session's client did not wait for (detached reads into a shared
-// segment, which the device writes straight into the client's memory): reported together, once
-// the session's run of such reads ends, in one frame, after one marker on their queue (or, on an
-// in-order queue, after the last read's own event, where the application asked for one: it is
-// then the queue's last command), instead of one native event, one wait and one frame each.
+// segment on an in-order queue, which the device writes straight into the client's memory):
+// reported together, once the session's run of such reads ends, in one frame, after the last
+// read's own event where the application asked for one (it is then the queue's last command),
+// else after a marker on their queue, instead of one native event, one wait and one frame each.
 // Through a proxy on the H100, waiting for each of a window of 64 KiB reads in turn (its waiter
 // thread in clWaitForEvents while the worker enqueued the next) made every enqueue two to three
 // times slower (docs/PERFORMANCE.md).
@@ -17,6 +17,9 @@
 #include <vector>
 
 namespace hivecl::proxy {
+
+// Whether `queue` runs its commands in order.
+bool is_in_order(cl_command_queue queue);
 
 class ReadReports {
  public:
