@@ -33,13 +33,13 @@ class ReadReports {
   ReadReports& operator=(const ReadReports&) = delete;
   ~ReadReports();
 
-  // Read `sequence` on `queue`, reported once the commands of `queue` enqueued so far have ended
+  // Read `sequence` on `queue` (in order), reported once the commands of `queue` enqueued so far have ended
   // (after send()); `keep` (what the read uses, its segment) is held until then. `event`: the
   // read's native event, if it has one (retained here).
   void add(cl_command_queue queue, uint64_t sequence, std::shared_ptr<const void> keep, cl_event event = nullptr);
   bool any() const { return !by_queue_.empty(); }
-  // Puts a marker after the reads on each of their queues and hands it to the queue's waiter
-  // thread (proxy/completion.hpp); its end sends their statuses, its own.
+  // Hands the last read's event, or else a marker after the reads, on each of their queues to the
+  // queue's waiter thread (proxy/completion.hpp); its end sends their statuses, its own.
   void send();
 
  private:
