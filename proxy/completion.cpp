@@ -120,10 +120,8 @@ void serve_queue(cl_command_queue queue, std::shared_ptr<QueueWaiter> waiter) {
 // The event's queue if it is an in-order one.
 cl_command_queue in_order_queue(cl_event event) {
   cl_command_queue queue = nullptr;
-  cl_command_queue_properties properties = 0;
   if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof queue, &queue, nullptr) != CL_SUCCESS || !queue ||
-      clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr) != CL_SUCCESS ||
-      (properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
+      !is_in_order(queue))
     return nullptr;
   return queue;
 }
@@ -154,6 +152,12 @@ bool already_ended(cl_event event, cl_int& status) {
 }
 
 }  // namespace
+
+bool is_in_order(cl_command_queue queue) {
+  cl_command_queue_properties properties = 0;
+  return clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr) == CL_SUCCESS &&
+         !(properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+}
 
 void wait_then(cl_event event, const Action& action) {
   const cl_int waited = clWaitForEvents(1, &event);

@@ -12,6 +12,8 @@
 
 namespace hivecl::proxy {
 
+// Whether `queue` runs its commands in order (false if it cannot be asked).
+bool is_in_order(cl_command_queue queue);
 // Runs `action` once `event` reaches `status` (CL_SUBMITTED, CL_RUNNING, CL_COMPLETE) or
 // fails, with the status reached (negative on failure): at once in the caller's thread if
 // the command has already ended, otherwise later in another thread; the event is retained

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "log.hpp"
+#include "proxy/completion.hpp"
 
 namespace hivecl::proxy {
 
@@ -71,11 +72,9 @@ void LaunchGate::after_launch(bool enqueued) {
 }
 
 cl_event LaunchGate::make_gate(cl_command_queue queue) {
-  cl_command_queue_properties properties = 0;
   cl_context context = nullptr;
   // Behind a gate an out-of-order queue's later launches would not wait.
-  if (clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr) != CL_SUCCESS ||
-      (properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) ||
+  if (!is_in_order(queue) ||
       clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
     return nullptr;
   cl_int status = CL_SUCCESS;

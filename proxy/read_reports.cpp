@@ -8,12 +8,6 @@
 
 namespace hivecl::proxy {
 
-bool is_in_order(cl_command_queue queue) {
-  cl_command_queue_properties properties = 0;
-  return clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr) == CL_SUCCESS &&
-         !(properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
-}
-
 ReadReports::~ReadReports() {
   for (const Reads& reads : by_queue_)
     if (reads.last_event) clReleaseEvent(reads.last_event);

@@ -18,9 +18,6 @@
 
 namespace hivecl::proxy {
 
-// Whether `queue` runs its commands in order.
-bool is_in_order(cl_command_queue queue);
-
 class ReadReports {
  public:
   // Sends `status` as the status of the reads `sequences` (ClientLink::send_statuses: one frame).

@@ -852,21 +852,32 @@ DIFFERENTIAL_TEST(event_ordering, "wait lists and barriers order commands", "[ev
   probe.record("across queues data", checksum(across.data(), bytes));
 }
 
-// Whether clFinish on `queue` returns while a command held by a user event is on it: it must
-// not, so it is given a while to do so wrongly before the event is set.
-bool finish_waits_for_held_command(Probe& probe, cl_command_queue queue, cl_event gate) {
-  std::atomic<bool> finished = false;
+// Whether `call` (a wait, made on another thread) returns within `given` while the user event
+// `gate` is closed; the gate is opened after that, and the call's status recorded as `what`.
+template <class Call>
+bool returns_while_gate_closed(Probe& probe, cl_event gate, std::chrono::milliseconds given, const std::string& what,
+                               Call call) {
+  std::atomic<bool> returned = false;
   cl_int status = CL_SUCCESS;
-  std::jthread finisher([&] {
-    status = clFinish(queue);
-    finished = true;
+  std::jthread caller([&] {
+    status = call();
+    returned = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  const bool waited = !finished;
+  const auto deadline = std::chrono::steady_clock::now() + given;
+  while (!returned && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const bool before = returned;
   REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
-  finisher.join();
-  probe.status("clFinish of the held command", status);
-  return waited;
+  caller.join();
+  probe.status(what, status);
+  return before;
+}
+
+// Whether clFinish on `queue` waits while a command held by a user event is on it: it must, so
+// it is given a while to return wrongly before the event is set.
+bool finish_waits_for_held_command(Probe& probe, cl_command_queue queue, cl_event gate) {
+  return !returns_while_gate_closed(probe, gate, std::chrono::milliseconds(50), "clFinish of the held command",
+                                    [&] { return clFinish(queue); });
 }
 
 // A clFinish right after a blocking transfer, or after waiting for the queue's last command,
@@ -964,23 +975,11 @@ DIFFERENTIAL_TEST(held_read_chain, "a chain of reads each waiting for the one be
                                                [&](const std::vector<cl_int>& read) { return read == data; }));
 }
 
-// Whether clWaitForEvents for `event` returns while `gate` is closed: waited for on another thread,
-// given 5 s before the gate opens (a wait that needs the gate would otherwise never end).
+// Whether clWaitForEvents for `event` returns while `gate` is closed, given 5 s (a wait that
+// needs the gate would otherwise never end).
 bool ends_before_gate(Probe& probe, cl_event event, cl_event gate) {
-  std::atomic<bool> waited = false;
-  cl_int status = CL_SUCCESS;
-  std::jthread waiter([&] {
-    status = clWaitForEvents(1, &event);
-    waited = true;
-  });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!waited && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  const bool before = waited;
-  REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
-  waiter.join();
-  probe.status("the wait", status);
-  return before;
+  return returns_while_gate_closed(probe, gate, std::chrono::seconds(5), "the wait",
+                                   [&] { return clWaitForEvents(1, &event); });
 }
 
 // On an out-of-order queue, a read into page-locked memory completes while a command enqueued
