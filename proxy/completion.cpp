@@ -42,7 +42,8 @@ void by_callback(cl_event event, cl_int status, Action action) {
     run_action(event, CL_INVALID_EVENT, heap_action);
 }
 
-// The commands of one in-order queue complete in order: one thread waits for them in turn.
+// The commands of one in-order queue complete in order: one thread waits for them in turn, as long
+// as none of them may be held back (note_wait_list).
 struct QueueWaiter {
   struct Pending {
     enum class What { event, finish, release } what;  // wait_then, when_finished, release_queue
@@ -57,14 +58,59 @@ struct QueueWaiter {
   bool nudged = false;           // a wait is likely soon: poll again (expect_wait)
 };
 
-// Waiters by native queue. Never destroyed: their threads may outlive static destruction.
+// Waiters by native queue, and what may hold each queue back (note_wait_list), retained. Never
+// destroyed: the waiters' threads may outlive static destruction.
 struct Registry {
   std::mutex mutex;
   std::unordered_map<cl_command_queue, std::shared_ptr<QueueWaiter>> waiters;
+  std::unordered_map<cl_command_queue, std::vector<cl_event>> holds;
 };
 Registry& registry() {
   static auto* instance = new Registry;
   return *instance;
+}
+
+// The event's status if it has already completed or failed: no need to wait then.
+bool already_ended(cl_event event, cl_int& status) {
+  return clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS &&
+         status <= CL_COMPLETE;
+}
+
+// Whether a command of `queue` may still be held back; forgets the holds that have ended.
+// Called with the registry's lock.
+bool may_be_held(Registry& registry, cl_command_queue queue) {
+  const auto found = registry.holds.find(queue);
+  if (found == registry.holds.end()) return false;
+  std::erase_if(found->second, [](cl_event hold) {
+    cl_int status = CL_QUEUED;
+    if (!already_ended(hold, status)) return false;
+    clReleaseEvent(hold);
+    return true;
+  });
+  if (!found->second.empty()) return true;
+  registry.holds.erase(found);
+  return false;
+}
+
+void forget_holds(Registry& registry, cl_command_queue queue) {
+  const auto found = registry.holds.find(queue);
+  if (found == registry.holds.end()) return;
+  for (cl_event hold : found->second) clReleaseEvent(hold);
+  registry.holds.erase(found);
+}
+
+// Whether `event`, which a command of `queue` waits for, may hold that command back
+// indefinitely. A command of the same queue comes before it: if that one may be held, the
+// queue already is.
+bool may_hold(cl_command_queue queue, cl_event event) {
+  cl_command_queue its_queue = nullptr;
+  if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof its_queue, &its_queue, nullptr) != CL_SUCCESS ||
+      its_queue == queue)
+    return false;
+  if (cl_int status = CL_QUEUED; already_ended(event, status)) return false;
+  if (!its_queue) return true;  // a user event
+  std::lock_guard registry_lock(registry().mutex);
+  return may_be_held(registry(), its_queue);
 }
 
 constexpr auto idle_before_exit = std::chrono::seconds(2);
@@ -135,20 +181,14 @@ void hand_to(QueueWaiter& waiter, QueueWaiter::Pending pending) {
   waiter.more.notify_one();
 }
 
-void by_waiter(cl_command_queue queue, QueueWaiter::Pending pending) {
-  std::lock_guard registry_lock(registry().mutex);
-  auto& waiter = registry().waiters[queue];
+// Hands `pending` to the queue's waiter thread, made if need be.
+void by_waiter(Registry& registry, cl_command_queue queue, QueueWaiter::Pending pending) {
+  auto& waiter = registry.waiters[queue];
   if (!waiter) {
     waiter = std::make_shared<QueueWaiter>();
     std::thread(serve_queue, queue, waiter).detach();
   }
   hand_to(*waiter, std::move(pending));
-}
-
-// The event's status if it has already completed or failed: no need to wait then.
-bool already_ended(cl_event event, cl_int& status) {
-  return clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS &&
-         status <= CL_COMPLETE;
 }
 
 }  // namespace
@@ -179,13 +219,26 @@ void expect_wait(cl_command_queue queue) {
   waiter->more.notify_one();
 }
 
+void note_wait_list(cl_command_queue queue, const std::vector<cl_event>& waits) {
+  for (cl_event event : waits) {
+    if (!may_hold(queue, event)) continue;
+    clRetainEvent(event);
+    std::lock_guard registry_lock(registry().mutex);
+    registry().holds[queue].push_back(event);
+  }
+}
+
+// A clFinish waits for a held command natively too; the commands' own waits, handed over while
+// the queue may be held, go by callback and do not wait behind it.
 void when_finished(cl_command_queue queue, Action action) {
-  by_waiter(queue, {.what = QueueWaiter::Pending::What::finish, .event = nullptr, .action = std::move(action)});
+  std::lock_guard registry_lock(registry().mutex);
+  by_waiter(registry(), queue, {.what = QueueWaiter::Pending::What::finish, .event = nullptr, .action = std::move(action)});
 }
 
 void release_queue(cl_command_queue queue) {
   {
     std::lock_guard registry_lock(registry().mutex);
+    forget_holds(registry(), queue);
     const auto found = registry().waiters.find(queue);
     if (found != registry().waiters.end()) {
       QueueWaiter& waiter = *found->second;
@@ -203,8 +256,12 @@ void when_status(cl_event event, cl_int status, Action action) {
   if (cl_int reached = CL_QUEUED; status == CL_COMPLETE && already_ended(event, reached)) return action(reached);
   clRetainEvent(event);
   if (status == CL_COMPLETE) {
-    if (cl_command_queue queue = in_order_queue(event))
-      return by_waiter(queue, {.what = QueueWaiter::Pending::What::event, .event = event, .action = std::move(action)});
+    if (cl_command_queue queue = in_order_queue(event)) {
+      std::unique_lock registry_lock(registry().mutex);
+      if (!may_be_held(registry(), queue))
+        return by_waiter(registry(), queue,
+                         {.what = QueueWaiter::Pending::What::event, .event = event, .action = std::move(action)});
+    }
   }
   by_callback(event, status, std::move(action));
 }

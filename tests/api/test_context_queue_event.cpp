@@ -1014,6 +1014,101 @@ DIFFERENTIAL_TEST(read_beside_held_command, "out of order, a read completes whil
   REQUIRE(clFinish(setup.queue) == CL_SUCCESS);
 }
 
+// In order, a read into page-locked memory completes while a read after it waits for a user
+// event: through a proxy of the node both lie in memory the proxy shares; their reports once went
+// out together, and the second's report, waited for in turn with the first's wait, held it back.
+DIFFERENTIAL_TEST(read_before_held_read, "in order, a read completes while the read after it is held",
+                  "[event][memory]") {
+  Setup setup = make_setup(probe);
+  constexpr size_t count = 64 << 10;  // 256 KiB each: shared with the proxy (64 KiB or more)
+  constexpr size_t bytes = count * sizeof(cl_int);
+  std::vector<cl_int> data(count);
+  std::iota(data.begin(), data.end(), 3);
+  Buffer buffer = buffer_with(setup, data);
+  cl_int status = CL_SUCCESS;
+  Buffer pinned(clCreateBuffer(setup.context, CL_MEM_ALLOC_HOST_PTR, 2 * bytes, nullptr, &status));
+  REQUIRE(status == CL_SUCCESS);
+  auto* host = static_cast<cl_int*>(clEnqueueMapBuffer(setup.queue, pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                                       2 * bytes, 0, nullptr, nullptr, &status));
+  REQUIRE(status == CL_SUCCESS);
+  Event gate(clCreateUserEvent(setup.context, &status));
+  REQUIRE(status == CL_SUCCESS);
+  Event first, second;
+  REQUIRE(clEnqueueReadBuffer(setup.queue, buffer, CL_FALSE, 0, bytes, host, 0, nullptr, first.out()) == CL_SUCCESS);
+  REQUIRE(clEnqueueReadBuffer(setup.queue, buffer, CL_FALSE, 0, bytes, host + count, 1, gate.out(), second.out()) ==
+          CL_SUCCESS);
+  probe.value("the first read ended before the second's gate opened", ends_before_gate(probe, first.get(), gate.get()));
+  probe.value("its data", std::equal(data.begin(), data.end(), host));
+  probe.status("wait for the second", clWaitForEvents(1, second.out()));
+  probe.value("the second's data", std::equal(data.begin(), data.end(), host + count));
+  REQUIRE(clEnqueueUnmapMemObject(setup.queue, pinned, host, 0, nullptr, nullptr) == CL_SUCCESS);
+  REQUIRE(clFinish(setup.queue) == CL_SUCCESS);
+}
+
+// Whether a wait for `earlier` ends once `earlier_gate` opens while another thread waits for
+// `later`, held by `later_gate`; both gates are open after it, and both waits' statuses recorded.
+bool earlier_wait_ends(Probe& probe, cl_event earlier, cl_event earlier_gate, cl_event later, cl_event later_gate) {
+  cl_int later_status = CL_SUCCESS;
+  std::jthread later_waiter([&] { later_status = clWaitForEvents(1, &later); });
+  // Long enough for the later wait to have reached wherever it waits before the earlier one.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::atomic<bool> earlier_returned = false;
+  cl_int earlier_status = CL_SUCCESS;
+  std::jthread earlier_waiter([&] {
+    earlier_status = clWaitForEvents(1, &earlier);
+    earlier_returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(clSetUserEventStatus(earlier_gate, CL_COMPLETE) == CL_SUCCESS);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!earlier_returned && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const bool ended = earlier_returned;
+  REQUIRE(clSetUserEventStatus(later_gate, CL_COMPLETE) == CL_SUCCESS);
+  earlier_waiter.join();
+  later_waiter.join();
+  probe.status("the earlier wait", earlier_status);
+  probe.status("the later wait", later_status);
+  return ended;
+}
+
+// In order, a wait for a command ends when that command does, also while another thread waits
+// for a later command held by a user event, directly or through a command of another queue.
+// Through a proxy both waits once went to one thread of the queue that served them in the order
+// they came: the later command held the earlier one's wait (docs/PERFORMANCE.md).
+DIFFERENTIAL_TEST(wait_beside_held_wait, "in order, a wait ends while another thread waits for a held later command",
+                  "[event][queue]") {
+  Setup setup = make_setup(probe);
+  const auto user_event = [&] {
+    cl_int status = CL_SUCCESS;
+    Event made(clCreateUserEvent(setup.context, &status));
+    REQUIRE(status == CL_SUCCESS);
+    return made;
+  };
+  const auto marker_after = [](cl_command_queue queue, cl_event before) {
+    Event marker;
+    REQUIRE(clEnqueueMarkerWithWaitList(queue, 1, &before, marker.out()) == CL_SUCCESS);
+    REQUIRE(clFlush(queue) == CL_SUCCESS);
+    return marker;
+  };
+  Event earlier_gate = user_event(), later_gate = user_event();
+  Event earlier = marker_after(setup.queue, earlier_gate), later = marker_after(setup.queue, later_gate);
+  probe.value("the earlier command's wait ended while the later one was held",
+              earlier_wait_ends(probe, earlier, earlier_gate, later, later_gate));
+
+  // The same with each user event held by a command of a queue of its own.
+  cl_int status = CL_SUCCESS;
+  Queue first_other(clCreateCommandQueueWithProperties(setup.context, probe.device(), nullptr, &status));
+  REQUIRE(status == CL_SUCCESS);
+  Queue second_other(clCreateCommandQueueWithProperties(setup.context, probe.device(), nullptr, &status));
+  REQUIRE(status == CL_SUCCESS);
+  Event first_gate = user_event(), second_gate = user_event();
+  Event first_held = marker_after(first_other, first_gate), second_held = marker_after(second_other, second_gate);
+  Event first = marker_after(setup.queue, first_held), second = marker_after(setup.queue, second_held);
+  probe.value("the earlier command's wait ended while the later one was held through another queue",
+              earlier_wait_ends(probe, first, first_gate, second, second_gate));
+}
+
 // A read is complete when its data is in host memory: so is every command that waits for it.
 DIFFERENTIAL_TEST(read_then_dependent, "a command that waits for a read completes after its data has arrived",
                   "[event]") {
