@@ -73,6 +73,10 @@ class InfoReply {
 
 // The platform's devices of `type`, as clGetDeviceIDs lists them (ClError when none).
 std::vector<cl_device_id> devices_of_type(cl_device_type type);
+// A hold on a device by a context or sub-device, or the application's reference (clRetainDevice),
+// and its end: a sub-device goes with the last (root devices stay).
+void hold_device(cl_device_id device);
+void drop_device(cl_device_id device);
 
 // Answers a query from the proxy's native object.
 void remote_info(Connection* connection, protocol::InfoFamily family, protocol::ObjectId object, cl_uint param,

@@ -16,6 +16,7 @@ using namespace hivecl::protocol;
 _cl_context::~_cl_context() {
   destructor_callbacks.run(this);
   release_service_queues(this);
+  for (cl_device_id device : devices) drop_device(device);
 }
 
 bool _cl_context::has_device(cl_device_id device) const {
@@ -63,6 +64,7 @@ cl_context create_context(const cl_context_properties* properties, const std::ve
   for (Connection* connection : connections) connection->ensure_connected();
   auto context = std::make_unique<_cl_context>();
   context->devices = devices;
+  for (cl_device_id device : devices) hold_device(device);
   context->properties = std::move(parsed.as_given);
   const auto device_ids = [&](const Connection* connection) {
     std::vector<ObjectId> ids;

@@ -14,6 +14,7 @@
 
 using namespace hivecl;
 using namespace hivecl::icd;
+using namespace hivecl::protocol;
 
 namespace hivecl::icd {
 
@@ -103,19 +104,16 @@ void apply_policy(_cl_device_id& device) {
     std::memcpy(&capabilities, v.data(), std::min(v.size(), sizeof capabilities));
     return as_bytes(capabilities & ~cl_device_exec_capabilities{CL_EXEC_NATIVE_KERNEL});
   });
-  // Sub-devices, SVM, pipes, on-device queues, IL programs, built-in kernels and 2D images
-  // from buffers are not available through HiveCL yet. Images, samplers and sub-groups are the
-  // device's own.
-  for (cl_device_info zero_uint : {CL_DEVICE_PARTITION_MAX_SUB_DEVICES, CL_DEVICE_MAX_PIPE_ARGS,
+  // SVM, pipes, on-device queues, IL programs, built-in kernels and 2D images from buffers are
+  // not available through HiveCL yet. Images, samplers, sub-groups and partitions into
+  // sub-devices are the device's own.
+  for (cl_device_info zero_uint : {CL_DEVICE_MAX_PIPE_ARGS,
                                    CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, CL_DEVICE_PIPE_MAX_PACKET_SIZE,
                                    CL_DEVICE_MAX_ON_DEVICE_QUEUES, CL_DEVICE_MAX_ON_DEVICE_EVENTS,
                                    CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE, CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE,
                                    CL_DEVICE_IMAGE_PITCH_ALIGNMENT,
                                    CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT})
     override_value(device, zero_uint, as_bytes(cl_uint{0}));
-  override_value(device, CL_DEVICE_PARTITION_PROPERTIES, as_bytes(cl_device_partition_property{0}));
-  override_value(device, CL_DEVICE_PARTITION_AFFINITY_DOMAIN, as_bytes(cl_device_affinity_domain{0}));
-  override_value(device, CL_DEVICE_PARTITION_TYPE, {});
   override_value(device, CL_DEVICE_SVM_CAPABILITIES, as_bytes(cl_device_svm_capabilities{0}));
   override_value(device, CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES, as_bytes(cl_command_queue_properties{0}));
   override_value(device, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, as_bytes(cl_device_device_enqueue_capabilities{0}));
@@ -126,7 +124,6 @@ void apply_policy(_cl_device_id& device) {
   override_value(device, CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION, {});
   // The application's memory is not the device's, even when the proxy's is.
   override_value(device, CL_DEVICE_HOST_UNIFIED_MEMORY, as_bytes(cl_bool{CL_FALSE}));
-  override_value(device, CL_DEVICE_REFERENCE_COUNT, as_bytes(cl_uint{1}));
   override_value(device, CL_DEVICE_NODE_NAME_HIVECL, string_bytes(device.node));
 }
 
@@ -166,7 +163,61 @@ std::vector<cl_device_id> devices_of_type(cl_device_type type) {
   return matching;
 }
 
+void hold_device(cl_device_id device) {
+  if (device->parent) device->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+void drop_device(cl_device_id device) {
+  if (!device->parent || device->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  unregister_handle(device);
+  release_remote(device->connection, ObjectKind::device, device->id);
+  const cl_device_id parent = device->parent;
+  delete device;
+  drop_device(parent);
+}
+
 }  // namespace hivecl::icd
+
+namespace {
+
+// The application's partition properties, read no further than the runtime would: a name, and
+// its value or list of counts, until the list's 0 or a name the runtime rejects.
+std::vector<int64_t> partition_properties(const cl_device_partition_property* properties) {
+  if (!properties) throw ClError{CL_INVALID_VALUE};
+  std::vector<int64_t> list;
+  const auto take = [&](const cl_device_partition_property*& at) {
+    if (list.size() == max_partition_properties) throw ClError{CL_INVALID_VALUE};
+    list.push_back(*at);
+    return *at++;
+  };
+  for (const cl_device_partition_property* at = properties;;) {
+    const cl_device_partition_property name = take(at);
+    if (name == CL_DEVICE_PARTITION_BY_COUNTS) {
+      while (take(at) != CL_DEVICE_PARTITION_BY_COUNTS_LIST_END) {}
+    } else if (name == CL_DEVICE_PARTITION_EQUALLY || name == CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN) {
+      take(at);
+    } else {
+      return list;  // the end, or a name the runtime rejects
+    }
+  }
+}
+
+cl_uint max_sub_devices(cl_device_id device) {
+  cl_uint most = 0;
+  const auto found = device->info.find(CL_DEVICE_PARTITION_MAX_SUB_DEVICES);
+  if (found != device->info.end() && found->second.error == CL_SUCCESS && found->second.value.size() == sizeof most)
+    std::memcpy(&most, found->second.value.data(), sizeof most);
+  return most;
+}
+
+cl_device_id make_sub_device(cl_device_id parent, const DeviceRecord& record) {
+  _cl_device_id* device = make_device(parent->connection, record, parent->node).release();
+  device->parent = parent;
+  hold_device(parent);
+  return publish(device);
+}
+
+}  // namespace
 
 CL_API_ENTRY cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type,
                                                cl_uint num_entries, cl_device_id* devices, cl_uint* num_devices) {
@@ -188,7 +239,8 @@ CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_i
     checked(device);
     InfoReply reply(param_value_size, param_value, param_value_size_ret);
     if (param_name == CL_DEVICE_PLATFORM) return reply.scalar(Cluster::get().platform());
-    if (param_name == CL_DEVICE_PARENT_DEVICE) return reply.scalar(cl_device_id{nullptr});
+    if (param_name == CL_DEVICE_PARENT_DEVICE) return reply.scalar(device->parent);
+    if (param_name == CL_DEVICE_REFERENCE_COUNT) return reply.scalar(device->parent ? device->refs.load() : cl_uint{1});
     if (param_name == CL_DEVICE_AVAILABLE) {
       const auto& native = device->info.at(CL_DEVICE_AVAILABLE);
       cl_bool available = CL_FALSE;
@@ -203,21 +255,38 @@ CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_i
   });
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clCreateSubDevices(cl_device_id in_device, const cl_device_partition_property*,
-                                                   cl_uint, cl_device_id*, cl_uint*) {
+// The proxy makes at most as many sub-devices as the application has room for, and none when
+// that is too few (CL_INVALID_VALUE, as natively), or when it asks only for their count.
+CL_API_ENTRY cl_int CL_API_CALL clCreateSubDevices(cl_device_id in_device,
+                                                   const cl_device_partition_property* properties,
+                                                   cl_uint num_devices, cl_device_id* out_devices,
+                                                   cl_uint* num_devices_ret) {
   return guarded([&] {
     checked(in_device);
-    throw ClError{CL_INVALID_VALUE};  // CL_DEVICE_PARTITION_PROPERTIES lists no partition type
+    CreateSubDevices::Request request{.device = in_device->id, .properties = partition_properties(properties), .ids = {}};
+    if (out_devices) {
+      request.ids.resize(std::min(num_devices, max_sub_devices(in_device)));
+      for (ObjectId& id : request.ids) id = in_device->connection->new_id();
+    }
+    in_device->connection->ensure_connected();
+    const auto reply = in_device->connection->call<CreateSubDevices>(request);
+    if (out_devices && request.ids.empty()) throw ClError{CL_INVALID_VALUE};  // no room, however many
+    if (reply.devices.size() > request.ids.size() ||
+        !std::equal(reply.devices.begin(), reply.devices.end(), request.ids.begin(),
+                    [](const DeviceRecord& made, ObjectId id) { return made.id == id; }))
+      throw ClError{CL_OUT_OF_RESOURCES};  // not what was asked for: a proxy at fault
+    for (size_t i = 0; i < reply.devices.size(); ++i) out_devices[i] = make_sub_device(in_device, reply.devices[i]);
+    if (num_devices_ret) *num_devices_ret = reply.count;
   });
 }
 
 // Root devices are not reference counted (OpenCL 1.2): retain and release only check the handle.
 CL_API_ENTRY cl_int CL_API_CALL clRetainDevice(cl_device_id device) {
-  return guarded([&] { checked(device); });
+  return guarded([&] { hold_device(checked(device)); });
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clReleaseDevice(cl_device_id device) {
-  return guarded([&] { checked(device); });
+  return guarded([&] { drop_device(checked(device)); });
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clGetDeviceAndHostTimer(cl_device_id device, cl_ulong*, cl_ulong*) {

@@ -117,6 +117,11 @@ struct _cl_device_id : hivecl::icd::IcdObject {
   uint64_t size_max = UINT64_MAX;  // the largest value of the device's size_t (CL_DEVICE_ADDRESS_BITS wide)
   std::string node;
   std::map<cl_device_info, InfoValue> info;  // every parameter, as HiveCL answers it
+  // Sub-devices (clCreateSubDevices): the device they were made from, which they hold, and one
+  // count of the application's references and the holds of their contexts and sub-devices.
+  // Root devices have no parent and are never released (OpenCL 1.2).
+  cl_device_id parent = nullptr;
+  std::atomic<cl_uint> refs{1};
 };
 
 // Callbacks the application registered to hear of an object's destruction.

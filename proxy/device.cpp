@@ -1,6 +1,7 @@
 // Device family on the proxy side: finding the node's native devices and describing them.
 #include <CL/cl.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,51 @@ protocol::DeviceRecord describe_device(const NativeDevice& device, protocol::Obj
   }
   locate(device, record);
   return record;
+}
+
+namespace {
+
+// The application's partition properties, with room past their end: a list cut short on the
+// wire (a count or domain missing) is read by the native runtime as ending there.
+std::vector<cl_device_partition_property> partition_properties(const std::vector<int64_t>& sent) {
+  if (sent.empty() || sent.size() > p::max_partition_properties) throw ClError{CL_INVALID_VALUE};
+  std::vector<cl_device_partition_property> properties(sent.begin(), sent.end());
+  properties.insert(properties.end(), {0, 0});
+  return properties;
+}
+
+// What describe_device needs of a sub-device: its platform's.
+NativeDevice native_device(cl_device_id device) {
+  cl_platform_id platform = nullptr;
+  check(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr));
+  return {platform, device, platform_string(platform, CL_PLATFORM_NAME),
+          platform_string(platform, CL_PLATFORM_VERSION)};
+}
+
+}  // namespace
+
+// Counts the partition first: the application may only want the count, or have too little
+// room, in which case nothing is made (CL_INVALID_VALUE, as natively).
+p::CreateSubDevices::Reply execute(Call& call, const p::CreateSubDevices::Request& request) {
+  const cl_device_id device = call.session.device(request.device);
+  const auto properties = partition_properties(request.properties);
+  cl_uint count = 0;
+  check(clCreateSubDevices(device, properties.data(), 0, nullptr, &count));
+  if (request.ids.empty()) return {.count = count, .devices = {}};
+  if (request.ids.size() < count) throw ClError{CL_INVALID_VALUE};
+  const std::vector<p::ObjectId> ids(request.ids.begin(), request.ids.begin() + count);
+  for (auto id = ids.begin(); id != ids.end(); ++id) {
+    call.session.check_fresh(*id);
+    if (std::find(ids.begin(), id, *id) != id) throw ClError{CL_INVALID_VALUE};
+  }
+  std::vector<cl_device_id> made(count);
+  check(clCreateSubDevices(device, properties.data(), count, made.data(), nullptr));
+  p::CreateSubDevices::Reply reply{.count = count, .devices = {}};
+  for (size_t i = 0; i < made.size(); ++i) {
+    reply.devices.push_back(describe_device(native_device(made[i]), ids[i]));
+    call.session.add(ids[i], p::ObjectKind::device, made[i]);
+  }
+  return reply;
 }
 
 }  // namespace hivecl::proxy

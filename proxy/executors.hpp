@@ -109,6 +109,7 @@ p::CreateProgramWithBinary::Reply execute(Call&, const p::CreateProgramWithBinar
 p::CompileProgram::Reply execute(Call&, const p::CompileProgram::Request&);
 p::LinkProgram::Reply execute(Call&, const p::LinkProgram::Request&);
 p::CloneKernel::Reply execute(Call&, const p::CloneKernel::Request&);
+p::CreateSubDevices::Reply execute(Call&, const p::CreateSubDevices::Request&);
 // proxy to proxy (peers.cpp)
 p::ExpectPeerData::Reply execute(Call&, const p::ExpectPeerData::Request&);
 p::CancelPeerTicket::Reply execute(Call&, const p::CancelPeerTicket::Request&);

@@ -115,14 +115,20 @@ void Session::drop_staging(cl_context context) {
 }
 
 cl_device_id Session::device(ObjectId id) const {
+  if (id >= first_session_id) {  // a sub-device the client made
+    void* native = objects_.find(id, ObjectKind::device);
+    if (!native) throw ClError{CL_INVALID_DEVICE};
+    return static_cast<cl_device_id>(native);
+  }
   const auto& devices = server_.devices();
   if (id == no_object || id > devices.size()) throw ClError{CL_INVALID_DEVICE};
   return devices[id - 1].device;
 }
 
 cl_platform_id Session::platform_of(ObjectId device_id) const {
-  device(device_id);
-  return server_.devices()[device_id - 1].platform;
+  cl_platform_id platform = nullptr;
+  check(clGetDeviceInfo(device(device_id), CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr));
+  return platform;
 }
 
 std::vector<cl_device_id> Session::devices(const std::vector<ObjectId>& ids) const {
@@ -164,7 +170,7 @@ cl_int release_native(ObjectKind kind, void* native) {
     case ObjectKind::kernel: return clReleaseKernel(static_cast<cl_kernel>(native));
     case ObjectKind::event: return clReleaseEvent(static_cast<cl_event>(native));
     case ObjectKind::sampler: return clReleaseSampler(static_cast<cl_sampler>(native));
-    case ObjectKind::device: break;
+    case ObjectKind::device: return clReleaseDevice(static_cast<cl_device_id>(native));  // a sub-device
   }
   return CL_INVALID_VALUE;
 }
@@ -179,9 +185,9 @@ int teardown_rank(ObjectKind kind) {
     case ObjectKind::sampler: return 3;
     case ObjectKind::command_queue: return 4;
     case ObjectKind::context: return 5;
-    case ObjectKind::device: break;
+    case ObjectKind::device: return 6;  // sub-devices, after the contexts made with them
   }
-  return 6;
+  return 7;
 }
 
 }  // namespace

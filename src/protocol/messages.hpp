@@ -16,11 +16,11 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 22;
+inline constexpr uint32_t protocol_version = 23;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
-// ids of objects a client creates are chosen by the client, per session.
+// ids of objects a client creates (sub-devices too) are chosen by the client, per session.
 using ObjectId = uint64_t;
 inline constexpr ObjectId no_object = 0;
 inline constexpr ObjectId first_session_id = 1u << 16;
@@ -49,7 +49,7 @@ enum class FrameKind : uint8_t { request, reply, status, statuses };
   /* OpenCL 1.2 completeness (issue 4): sub-buffers, rectangular transfers, binaries, separate */             \
   /* compilation and linking, kernel clones */                                                                \
   X(CreateSubBuffer) X(ReadBufferRect) X(WriteBufferRect) X(CopyBufferRect)                                  \
-  X(CreateProgramWithBinary) X(CompileProgram) X(LinkProgram) X(CloneKernel)                                \
+  X(CreateProgramWithBinary) X(CompileProgram) X(LinkProgram) X(CloneKernel) X(CreateSubDevices)           \
   /* spanning contexts: buffer data and event statuses sent from proxy to proxy (issue 7) */                 \
   X(ExpectPeerData) X(CancelPeerTicket) X(SendToPeer) X(ClaimPeerTicket) X(PeerData)                          \
   X(ExpectPeerEvent) X(SignalPeer) X(PeerEventStatus)                                                        \
@@ -1029,6 +1029,48 @@ struct CreateSampler {
   using Reply = Empty;
 };
 
+// --- devices: the records a proxy publishes (ProxyRecord), and sub-devices made from them ------
+
+// One clGetDeviceInfo answer of the native device, error included, so the client can
+// answer every device query without a round trip.
+struct DeviceInfoEntry {
+  uint32_t param = 0;
+  int32_t error = 0;
+  Bytes value;
+  HIVECL_FIELDS(param, error, value)
+};
+
+struct DeviceRecord {
+  ObjectId id = no_object;
+  std::string native_platform;
+  std::vector<DeviceInfoEntry> info;
+  // Where the device sits in its node (hwloc): "DDDD:BB:DD.F", and its NUMA node; "" and -1
+  // where unknown (CPU devices, no PCI information).
+  std::string pci_bus_id;
+  int32_t numa_node = -1;
+  HIVECL_FIELDS(id, native_platform, info, pci_bus_id, numa_node)
+};
+
+// clCreateSubDevices of a device or sub-device of the proxy: `properties` as the application gave
+// them, 0-terminated; `ids`, one per sub-device the application has room for (at most its
+// CL_DEVICE_PARTITION_MAX_SUB_DEVICES; none: only count them). Replied with the count of the
+// partition and, when made, each sub-device's record under its id.
+inline constexpr size_t max_partition_properties = 1024;
+struct CreateSubDevices {
+  HIVECL_MESSAGE(CreateSubDevices, true, Bulk::none)
+  struct Request {
+    ObjectId device = no_object;
+    std::vector<int64_t> properties;
+    std::vector<ObjectId> ids;
+    HIVECL_FIELDS(device, properties, ids)
+  };
+  struct Reply {
+    uint32_t count = 0;
+    std::vector<DeviceRecord> devices;
+    HIVECL_FIELDS(count, devices)
+  };
+};
+
 #undef HIVECL_MESSAGE
 
 // Calls visitor.template operator()<Message>() for every message of the table.
@@ -1055,26 +1097,6 @@ bool visit_opcode(Opcode opcode, Visitor&& visitor) {
 }
 
 // --- rendezvous records: what a proxy publishes about itself --------------------------
-
-// One clGetDeviceInfo answer of the native device, error included, so the client can
-// answer every device query without a round trip.
-struct DeviceInfoEntry {
-  uint32_t param = 0;
-  int32_t error = 0;
-  Bytes value;
-  HIVECL_FIELDS(param, error, value)
-};
-
-struct DeviceRecord {
-  ObjectId id = no_object;
-  std::string native_platform;
-  std::vector<DeviceInfoEntry> info;
-  // Where the device sits in its node (hwloc): "DDDD:BB:DD.F", and its NUMA node; "" and -1
-  // where unknown (CPU devices, no PCI information).
-  std::string pci_bus_id;
-  int32_t numa_node = -1;
-  HIVECL_FIELDS(id, native_platform, info, pci_bus_id, numa_node)
-};
 
 struct ProxyRecord {
   uint32_t magic = frame_magic;

@@ -33,7 +33,7 @@ constexpr const char* kernel_source =
 Bytes whole_session() {
   constexpr ObjectId device = 1, context = first_session_id, queue = context + 1, a = context + 2, b = context + 3,
                      c = context + 4, program = context + 5, kernel = context + 6, written = context + 7,
-                     done = context + 8;
+                     done = context + 8, sub_device = context + 9;
   constexpr uint64_t bytes = 1024 * sizeof(float);
   Bytes input;
   uint64_t sequence = 1;
@@ -86,10 +86,14 @@ Bytes whole_session() {
   append_frame<GetInfo>(input, sequence++,
                         {.family = InfoFamily::event_timestamps, .object = done, .param = CL_PROFILING_COMMAND_START});
   append_frame<GetProgramBinaries>(input, sequence++, {.program = program});
+  // Sub-devices: as many ids as a partition in halves makes on a device of two units.
+  append_frame<CreateSubDevices>(input, sequence++,
+                                 {.device = device, .properties = {CL_DEVICE_PARTITION_EQUALLY, 1, 0},
+                                  .ids = {sub_device, sub_device + 1}});
   append_frame<Flush>(input, sequence++, {.queue = queue});
   append_frame<Finish>(input, sequence++, {.queue = queue});
   for (auto [kind, id] : {std::pair{ObjectKind::event, done}, {ObjectKind::kernel, kernel},
-                          {ObjectKind::program, program}, {ObjectKind::mem, a}})
+                          {ObjectKind::program, program}, {ObjectKind::mem, a}, {ObjectKind::device, sub_device}})
     append_frame<Release>(input, sequence++, {.kind = kind, .id = id});
   append_frame<Goodbye>(input, sequence++, {});
   return input;

@@ -410,3 +410,49 @@ TEST_CASE("A sub-group query with an input or a value size beyond its bound, or 
   CHECK(test.link->status_of(8) == CL_SUCCESS);
   test.send<Goodbye>(9, {});
 }
+
+TEST_CASE("Sub-devices of an unknown device, with properties cut short or too long, or under ids taken or "
+          "repeated, are refused; those made serve a context and go with the session", "[session][bad-input]") {
+  StartedSession test;
+  cl_device_partition_property types[8] = {};
+  REQUIRE(clGetDeviceInfo(test.server.devices().front().device, CL_DEVICE_PARTITION_PROPERTIES, sizeof types, types,
+                          nullptr) == CL_SUCCESS);
+  if (types[0] != CL_DEVICE_PARTITION_EQUALLY) {
+    WARN("the device does not partition equally: not run");
+    return;
+  }
+  cl_uint units = 0;
+  REQUIRE(clGetDeviceInfo(test.server.devices().front().device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units,
+                          nullptr) == CL_SUCCESS);
+  const std::vector<int64_t> all_units{CL_DEVICE_PARTITION_BY_COUNTS, units, 0, 0};
+  constexpr ObjectId first = first_session_id, second = first + 1, context = first + 2;
+  const std::vector<int64_t> halves{CL_DEVICE_PARTITION_EQUALLY, 1, 0};
+  test.send<CreateSubDevices>(1, {.device = first_session_id + 100, .properties = halves, .ids = {first}});
+  test.send<CreateSubDevices>(2, {.device = 1000, .properties = halves, .ids = {first}});
+  test.send<CreateSubDevices>(3, {.device = 1, .properties = {}, .ids = {first}});
+  test.send<CreateSubDevices>(4, {.device = 1, .properties = std::vector<int64_t>(max_partition_properties + 1, 1),
+                                  .ids = {first}});
+  test.send<CreateSubDevices>(5, {.device = 1, .properties = {CL_DEVICE_PARTITION_EQUALLY}, .ids = {first}});
+  test.send<CreateSubDevices>(6, {.device = 1, .properties = halves, .ids = {first, first, first}});
+  test.send<CreateSubDevices>(7, {.device = 1, .properties = halves, .ids = {}});  // counted only
+  test.send<CreateSubDevices>(8, {.device = 1, .properties = all_units, .ids = {first}});
+  test.send<CreateSubDevices>(9, {.device = 1, .properties = all_units, .ids = {first}});  // the id is taken now
+  test.send<CreateContext>(10, {.id = context, .devices = {first}});
+  test.send<CreateSubDevices>(11, {.device = first, .properties = {CL_DEVICE_PARTITION_BY_COUNTS, 1, 0, 0},
+                                   .ids = {second}});  // a sub-device of a sub-device
+  test.send<Release>(12, {.kind = ObjectKind::device, .id = second});
+  test.send<Finish>(13, {.queue = context});  // not a queue: refused, and the session serves on
+  CHECK(test.link->status_of(1) == CL_INVALID_DEVICE);
+  CHECK(test.link->status_of(2) == CL_INVALID_DEVICE);
+  CHECK(test.link->status_of(3) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(4) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(5) != CL_SUCCESS);  // the runtime reads the count as 0
+  CHECK(test.link->status_of(6) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(7) == CL_SUCCESS);
+  CHECK(test.link->status_of(8) == CL_SUCCESS);
+  CHECK(test.link->status_of(9) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(10) == CL_SUCCESS);
+  CHECK(test.link->status_of(11) == (units > 1 ? CL_SUCCESS : CL_DEVICE_PARTITION_FAILED));
+  CHECK(test.link->status_of(13) == CL_INVALID_COMMAND_QUEUE);
+  test.send<Goodbye>(14, {});
+}
