@@ -163,6 +163,70 @@ void serve_queue(cl_command_queue queue, std::shared_ptr<QueueWaiter> waiter) {
   }
 }
 
+// Completions of commands that may be held back for long (note_wait_list): one thread polls their
+// statuses, backing off to a millisecond, so that none waits behind another, and a command that
+// failed through its wait list is seen as clWaitForEvents sees it (PoCL 3.1 calls no callback
+// for such a command).
+class HeldPoller {
+ public:
+  static HeldPoller& get() {
+    static auto* instance = new HeldPoller;  // never destroyed, as the registry
+    return *instance;
+  }
+  void add(cl_event event, Action action) {
+    {
+      std::lock_guard lock(mutex_);
+      arrived_.push_back({event, std::move(action)});
+      if (!running_) {
+        running_ = true;
+        std::thread([this] { poll(); }).detach();
+      }
+    }
+    more_.notify_one();
+  }
+
+ private:
+  struct Held {
+    cl_event event;
+    Action action;
+  };
+  static constexpr auto first_pause = std::chrono::microseconds(20), longest_pause = std::chrono::milliseconds(1);
+
+  void poll() {
+    std::vector<Held> held;
+    auto pause = std::chrono::microseconds(first_pause);
+    auto idle_since = std::chrono::steady_clock::now();
+    while (true) {
+      {
+        std::unique_lock lock(mutex_);
+        more_.wait_for(lock, pause, [&] { return !arrived_.empty(); });
+        std::move(arrived_.begin(), arrived_.end(), std::back_inserter(held));
+        arrived_.clear();
+        if (held.empty() && std::chrono::steady_clock::now() - idle_since > idle_before_exit) {
+          running_ = false;
+          return;
+        }
+      }
+      const size_t before = held.size();
+      std::erase_if(held, [](Held& item) {
+        cl_int status = CL_QUEUED;
+        if (!already_ended(item.event, status)) return false;
+        item.action(status);
+        clReleaseEvent(item.event);
+        return true;
+      });
+      pause = held.size() < before ? std::chrono::microseconds(first_pause)
+                                   : std::min<std::chrono::microseconds>(2 * pause, longest_pause);
+      if (!held.empty()) idle_since = std::chrono::steady_clock::now();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable more_;
+  std::vector<Held> arrived_;
+  bool running_ = false;
+};
+
 // The event's queue if it is an in-order one.
 cl_command_queue in_order_queue(cl_event event) {
   cl_command_queue queue = nullptr;
@@ -257,10 +321,14 @@ void when_status(cl_event event, cl_int status, Action action) {
   clRetainEvent(event);
   if (status == CL_COMPLETE) {
     if (cl_command_queue queue = in_order_queue(event)) {
-      std::unique_lock registry_lock(registry().mutex);
-      if (!may_be_held(registry(), queue))
-        return by_waiter(registry(), queue,
-                         {.what = QueueWaiter::Pending::What::event, .event = event, .action = std::move(action)});
+      {
+        std::lock_guard registry_lock(registry().mutex);
+        if (!may_be_held(registry(), queue))
+          return by_waiter(registry(), queue,
+                           {.what = QueueWaiter::Pending::What::event, .event = event, .action = std::move(action)});
+      }
+      clFlush(queue);  // as the waiter's clWaitForEvents would
+      return HeldPoller::get().add(event, std::move(action));
     }
   }
   by_callback(event, status, std::move(action));

@@ -3,8 +3,9 @@
 // runtime runs CL_COMPLETE callbacks up to ~17 ms late for commands of a few MiB (9 µs
 // for clWaitForEvents against 50 µs by callback for a 4 KiB read, 0.17 ms against 17 ms
 // for 8 MiB: docs/FINDINGS.md), which cost every pipelined transfer one such delay per
-// chunk. Other statuses, user events, out-of-order queues and queues whose commands may be
-// held back by a user event (note_wait_list) keep native callbacks.
+// chunk. Completions of commands of a queue that may be held back by a user event
+// (note_wait_list) are polled by one thread of their own; other statuses, user events and
+// out-of-order queues keep native callbacks.
 #pragma once
 
 #include <CL/cl.h>
@@ -19,8 +20,8 @@ bool is_in_order(cl_command_queue queue);
 // Notes that a command about to be enqueued on `queue` waits for `waits`. Where one of them may
 // be held back indefinitely (a user event, or a command of a queue itself so held), every
 // command of `queue` from now on may be: until those events end, completions of the queue's
-// commands are waited for by native callback, not by its waiter thread, which waits for them in
-// turn and would make a wait for an earlier command wait for the held one too.
+// commands are polled for, not waited for by its waiter thread, which waits for them in turn and
+// would make a wait for an earlier command wait for the held one too.
 void note_wait_list(cl_command_queue queue, const std::vector<cl_event>& waits);
 // Runs `action` once `event` reaches `status` (CL_SUBMITTED, CL_RUNNING, CL_COMPLETE) or
 // fails, with the status reached (negative on failure): at once in the caller's thread if
