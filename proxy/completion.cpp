@@ -64,6 +64,7 @@ struct Registry {
   std::mutex mutex;
   std::unordered_map<cl_command_queue, std::shared_ptr<QueueWaiter>> waiters;
   std::unordered_map<cl_command_queue, std::vector<cl_event>> holds;
+  std::atomic<bool> some_held{false};  // !holds.empty(), read without the lock
 };
 Registry& registry() {
   static auto* instance = new Registry;
@@ -89,6 +90,7 @@ bool may_be_held(Registry& registry, cl_command_queue queue) {
   });
   if (!found->second.empty()) return true;
   registry.holds.erase(found);
+  registry.some_held.store(!registry.holds.empty(), std::memory_order_release);
   return false;
 }
 
@@ -97,18 +99,21 @@ void forget_holds(Registry& registry, cl_command_queue queue) {
   if (found == registry.holds.end()) return;
   for (cl_event hold : found->second) clReleaseEvent(hold);
   registry.holds.erase(found);
+  registry.some_held.store(!registry.holds.empty(), std::memory_order_release);
 }
 
 // Whether `event`, which a command of `queue` waits for, may hold that command back
-// indefinitely. A command of the same queue comes before it: if that one may be held, the
-// queue already is.
-bool may_hold(cl_command_queue queue, cl_event event) {
+// indefinitely: a user event that has not ended, or a command of another queue that may be held
+// (looked for only while some queue may be). A command of the same queue comes before it: if
+// that one may be held, the queue already is.
+bool may_hold(cl_command_queue queue, cl_event event, const std::unordered_set<cl_event>& user_events) {
+  cl_int status = CL_QUEUED;
+  if (user_events.contains(event)) return !already_ended(event, status);
+  if (!registry().some_held.load(std::memory_order_acquire)) return false;
   cl_command_queue its_queue = nullptr;
   if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof its_queue, &its_queue, nullptr) != CL_SUCCESS ||
-      its_queue == queue)
+      !its_queue || its_queue == queue || already_ended(event, status))
     return false;
-  if (cl_int status = CL_QUEUED; already_ended(event, status)) return false;
-  if (!its_queue) return true;  // a user event
   std::lock_guard registry_lock(registry().mutex);
   return may_be_held(registry(), its_queue);
 }
@@ -283,12 +288,14 @@ void expect_wait(cl_command_queue queue) {
   waiter->more.notify_one();
 }
 
-void note_wait_list(cl_command_queue queue, const std::vector<cl_event>& waits) {
+void note_wait_list(cl_command_queue queue, const std::vector<cl_event>& waits,
+                    const std::unordered_set<cl_event>& user_events) {
   for (cl_event event : waits) {
-    if (!may_hold(queue, event)) continue;
+    if (!may_hold(queue, event, user_events)) continue;
     clRetainEvent(event);
     std::lock_guard registry_lock(registry().mutex);
     registry().holds[queue].push_back(event);
+    registry().some_held.store(true, std::memory_order_release);
   }
 }
 

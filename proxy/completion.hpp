@@ -11,6 +11,7 @@
 #include <CL/cl.h>
 
 #include <functional>
+#include <unordered_set>
 #include <vector>
 
 namespace hivecl::proxy {
@@ -18,11 +19,14 @@ namespace hivecl::proxy {
 // Whether `queue` runs its commands in order (false if it cannot be asked).
 bool is_in_order(cl_command_queue queue);
 // Notes that a command about to be enqueued on `queue` waits for `waits`. Where one of them may
-// be held back indefinitely (a user event, or a command of a queue itself so held), every
+// be held back indefinitely (one of `user_events`, or a command of a queue itself so held), every
 // command of `queue` from now on may be: until those events end, completions of the queue's
 // commands are polled for, not waited for by its waiter thread, which waits for them in turn and
 // would make a wait for an earlier command wait for the held one too.
-void note_wait_list(cl_command_queue queue, const std::vector<cl_event>& waits);
+// Where none is a user event and no queue is held, it asks the native runtime nothing (an event
+// query while NVIDIA's runtime submits cost the Triad-like stream 2 µs each).
+void note_wait_list(cl_command_queue queue, const std::vector<cl_event>& waits,
+                    const std::unordered_set<cl_event>& user_events);
 // Runs `action` once `event` reaches `status` (CL_SUBMITTED, CL_RUNNING, CL_COMPLETE) or
 // fails, with the status reached (negative on failure): at once in the caller's thread if
 // the command has already ended, otherwise later in another thread; the event is retained

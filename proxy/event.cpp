@@ -13,7 +13,7 @@ using namespace protocol;
 Enqueue prepare_enqueue(Call& call, ObjectId queue, const EnqueueTail& tail) {
   Enqueue enqueue{call.session.get<cl_command_queue>(queue), call.session.events(tail.wait_list)};
   if (tail.event != no_object) call.session.check_fresh(tail.event);
-  note_wait_list(enqueue.queue, enqueue.waits);
+  note_wait_list(enqueue.queue, enqueue.waits, call.session.user_events());
   return enqueue;
 }
 

@@ -504,6 +504,7 @@ ExpectPeerData::Reply execute(Call& call, const ExpectPeerData::Request& request
   auto arrival = std::make_shared<PeerArrival>(session.number(), landing, mem, request.offset, request.size, landed);
   session.server().peer_tickets().expect(request.ticket, arrival);
   session.hold_user_event(landed);  // failed at the session's end if the data never came
+  note_wait_list(queue, {landed}, session.user_events());  // its later commands wait for another proxy
   cl_event marker = nullptr;
   status = clEnqueueMarkerWithWaitList(queue, 1, &landed, &marker);
   if (status != CL_SUCCESS) {

@@ -389,8 +389,7 @@ std::shared_ptr<AttachedSegment> Session::shared_segment(const SharedRange& rang
 }
 
 void Session::hold_user_event(cl_event event) {
-  clRetainEvent(event);
-  user_events_.push_back(event);
+  if (user_events_.insert(event).second) clRetainEvent(event);
 }
 
 void Session::teardown() {

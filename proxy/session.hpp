@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "cl_error.hpp"
@@ -157,6 +158,7 @@ class Session {
   // A user event of this session: failed at teardown if the client never set it, so that the
   // commands waiting for it end (even after the client released it).
   void hold_user_event(cl_event event);
+  const std::unordered_set<cl_event>& user_events() const { return user_events_; }
 
  private:
   void work();
@@ -171,7 +173,7 @@ class Session {
   HandleTable objects_;
   SessionUsage usage_;
   std::shared_ptr<SessionStatistics> statistics_ = std::make_shared<SessionStatistics>();
-  std::vector<cl_event> user_events_;  // retained; the worker thread's only
+  std::unordered_set<cl_event> user_events_;  // retained; the worker thread's only
   LaunchGate launch_gate_;
   ReadReports read_reports_;
   std::thread worker_;
