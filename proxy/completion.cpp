@@ -323,22 +323,37 @@ void release_queue(cl_command_queue queue) {
   clReleaseCommandQueue(queue);
 }
 
+namespace {
+
+// The completion of `event` (retained), a command of the in-order `queue`: its waiter thread
+// waits for it, unless the queue may be held.
+void complete_in_order(cl_command_queue queue, cl_event event, Action action) {
+  {
+    std::lock_guard registry_lock(registry().mutex);
+    if (!may_be_held(registry(), queue))
+      return by_waiter(registry(), queue,
+                       {.what = QueueWaiter::Pending::What::event, .event = event, .action = std::move(action)});
+  }
+  clFlush(queue);  // as the waiter's clWaitForEvents would
+  HeldPoller::get().add(event, std::move(action));
+}
+
+}  // namespace
+
 void when_status(cl_event event, cl_int status, Action action) {
   if (cl_int reached = CL_QUEUED; status == CL_COMPLETE && already_ended(event, reached)) return action(reached);
   clRetainEvent(event);
   if (status == CL_COMPLETE) {
-    if (cl_command_queue queue = in_order_queue(event)) {
-      {
-        std::lock_guard registry_lock(registry().mutex);
-        if (!may_be_held(registry(), queue))
-          return by_waiter(registry(), queue,
-                           {.what = QueueWaiter::Pending::What::event, .event = event, .action = std::move(action)});
-      }
-      clFlush(queue);  // as the waiter's clWaitForEvents would
-      return HeldPoller::get().add(event, std::move(action));
-    }
+    if (cl_command_queue queue = in_order_queue(event)) return complete_in_order(queue, event, std::move(action));
   }
   by_callback(event, status, std::move(action));
+}
+
+void when_enqueued_complete(cl_command_queue queue, bool in_order, cl_event event, Action action) {
+  clRetainEvent(event);
+  if (in_order) return complete_in_order(queue, event, std::move(action));
+  clFlush(queue);
+  by_callback(event, CL_COMPLETE, std::move(action));
 }
 
 }  // namespace hivecl::proxy

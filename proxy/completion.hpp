@@ -35,6 +35,12 @@ void when_status(cl_event event, cl_int status, std::function<void(cl_int status
 inline void when_complete(cl_event event, std::function<void(cl_int status)> action) {
   when_status(event, CL_COMPLETE, std::move(action));
 }
+// As when_complete, for the event of a command just enqueued on `queue`, whose order the caller
+// knows: the native runtime is asked nothing (each question cost microseconds while NVIDIA's
+// runtime submits). The command is flushed unless the queue's waiter thread waits for it (its
+// clWaitForEvents flushes).
+void when_enqueued_complete(cl_command_queue queue, bool in_order, cl_event event,
+                            std::function<void(cl_int status)> action);
 // A wait on `queue` (its clFinish) is likely soon, as after a launch: its waiter thread, if it
 // sleeps, wakes to poll, so that the wait costs no wake-up then (46 µs on the GPU machine).
 void expect_wait(cl_command_queue queue);

@@ -130,6 +130,7 @@ p::UnmapMemObject::Reply execute(Call&, const p::UnmapMemObject::Request&);
 struct Enqueue {
   cl_command_queue queue;
   std::vector<cl_event> waits;
+  Session::QueueFacts facts;  // of `queue`
   cl_uint wait_count() const { return static_cast<cl_uint>(waits.size()); }
   const cl_event* wait_list() const { return waits.empty() ? nullptr : waits.data(); }
 };

@@ -137,10 +137,10 @@ cl_event transfer_with_segment(Native native, const Enqueue& enqueue, std::share
                                std::function<void(cl_int)> done) {
   cl_event event = nullptr;
   check(native(enqueue.queue, CL_FALSE, enqueue.wait_count(), enqueue.wait_list(), &event));
-  clFlush(enqueue.queue);
-  when_complete(event, [segment = std::move(segment), done = std::move(done)](cl_int status) {
-    done(status < 0 ? status : CL_SUCCESS);
-  });
+  when_enqueued_complete(enqueue.queue, enqueue.facts.in_order, event,
+                         [segment = std::move(segment), done = std::move(done)](cl_int status) {
+                           done(status < 0 ? status : CL_SUCCESS);
+                         });
   return event;
 }
 

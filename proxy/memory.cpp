@@ -119,19 +119,14 @@ void deliver_when_filled(Session& session, cl_event event, const Replier& later,
 }
 
 StagingRing& staging_of(Session& session, cl_command_queue queue) {
-  cl_context context = nullptr;
-  cl_device_id device = nullptr;
-  check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr));
-  check(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr));
-  return session.staging(context, device);
+  const Session::QueueFacts facts = session.facts_of(queue);
+  return session.staging(facts.context, facts.device);
 }
 
 std::pair<std::shared_ptr<AttachedSegment>, std::byte*> segment_memory(Call& call, const Enqueue& enqueue,
                                                                        const SharedRange& range, uint64_t size) {
-  cl_context context = nullptr;
-  check(clGetCommandQueueInfo(enqueue.queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr));
   auto segment = call.session.shared_segment(range);
-  std::byte* memory = segment->memory(context, range.offset, size);
+  std::byte* memory = segment->memory(enqueue.facts.context, range.offset, size);
   return {std::move(segment), memory};
 }
 
@@ -228,7 +223,7 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) 
   }
   // Its status goes with those of the reads after it; out of order, the reports' marker would
   // wait for every command before it too (natively the read may end first).
-  if (reported_together(request) && is_in_order(enqueue.queue)) {
+  if (reported_together(request) && enqueue.facts.in_order) {
     auto [segment, memory] = segment_memory(call, enqueue, request.shared, request.size);
     const cl_event event = transfer_unwatched(
         call, bind_transfer(clEnqueueReadBuffer, mem, request.offset, request.size, memory), enqueue,

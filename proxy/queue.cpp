@@ -25,6 +25,7 @@ CreateCommandQueue::Reply execute(Call& call, const CreateCommandQueue::Request&
       context, device, properties.empty() ? nullptr : properties.data(), &status);
   check(status);
   session.add(request.id, ObjectKind::command_queue, queue);
+  session.note_queue(queue, {.context = context, .device = device, .in_order = is_in_order(queue)});
   return {};
 }
 

@@ -26,7 +26,7 @@ void ReadReports::add(cl_command_queue queue, uint64_t sequence, std::shared_ptr
 // What the reports wait for: the last read's own event, if it has one (the queue's last
 // command: no other request came since, or the run would have ended); else a marker, which with
 // no wait list waits for every command enqueued before it (an enqueued marker cost about 5 us on
-// NVIDIA).
+// NVIDIA). The queue runs in order (ReadReports::add).
 void ReadReports::send() {
   for (Reads& reads : std::exchange(by_queue_, {})) {
     const cl_command_queue queue = reads.queue;
@@ -39,8 +39,7 @@ void ReadReports::send() {
         continue;
       }
     }
-    clFlush(queue);
-    when_complete(ended_at, report);
+    when_enqueued_complete(queue, true, ended_at, report);
     clReleaseEvent(ended_at);
   }
 }

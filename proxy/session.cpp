@@ -114,6 +114,22 @@ void Session::drop_staging(cl_context context) {
   give_back_ring(std::move(ring));
 }
 
+void Session::note_queue(cl_command_queue queue, QueueFacts facts) {
+  std::lock_guard lock(queue_facts_mutex_);
+  queue_facts_[queue] = facts;
+}
+
+Session::QueueFacts Session::facts_of(cl_command_queue queue) const {
+  {
+    std::lock_guard lock(queue_facts_mutex_);
+    if (const auto found = queue_facts_.find(queue); found != queue_facts_.end()) return found->second;
+  }
+  QueueFacts facts{.context = nullptr, .device = nullptr, .in_order = is_in_order(queue)};
+  check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof facts.context, &facts.context, nullptr));
+  check(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof facts.device, &facts.device, nullptr));
+  return facts;
+}
+
 cl_device_id Session::device(ObjectId id) const {
   if (id >= first_session_id) {  // a sub-device the client made
     void* native = objects_.find(id, ObjectKind::device);
@@ -200,6 +216,10 @@ void Session::release(ObjectKind kind, ObjectId id) {
   }
   usage_.remove(entry->device_bytes);
   if (kind == ObjectKind::context) drop_staging(static_cast<cl_context>(entry->native));
+  if (kind == ObjectKind::command_queue) {
+    std::lock_guard lock(queue_facts_mutex_);
+    queue_facts_.erase(static_cast<cl_command_queue>(entry->native));
+  }
   release_native(kind, entry->native);
 }
 
@@ -398,6 +418,10 @@ void Session::teardown() {
   server_.peer_tickets().forget_session(number_);
   launch_gate_.end_burst();
   auto objects = objects_.take_all();
+  {
+    std::lock_guard lock(queue_facts_mutex_);
+    queue_facts_.clear();
+  }
   for (cl_event event : user_events_) {
     clSetUserEventStatus(event, peer_lost_status);  // CL_INVALID_OPERATION if already set
     clReleaseEvent(event);

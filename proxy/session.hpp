@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -108,6 +109,15 @@ class Session {
   // --- for executors ---
   Server& server() { return server_; }
   Replier replier(uint64_t sequence) const;
+  // What a command queue of the session is, noted at its creation: enqueues look it up instead of
+  // asking the native runtime, which costs microseconds while NVIDIA's submits commands.
+  struct QueueFacts {
+    cl_context context = nullptr;
+    cl_device_id device = nullptr;
+    bool in_order = true;
+  };
+  void note_queue(cl_command_queue queue, QueueFacts facts);
+  QueueFacts facts_of(cl_command_queue queue) const;
   cl_device_id device(protocol::ObjectId id) const;
   cl_platform_id platform_of(protocol::ObjectId device_id) const;
   std::vector<cl_device_id> devices(const std::vector<protocol::ObjectId>& ids) const;
@@ -174,6 +184,8 @@ class Session {
   SessionUsage usage_;
   std::shared_ptr<SessionStatistics> statistics_ = std::make_shared<SessionStatistics>();
   std::unordered_set<cl_event> user_events_;  // retained; the worker thread's only
+  mutable std::mutex queue_facts_mutex_;
+  std::unordered_map<cl_command_queue, QueueFacts> queue_facts_;
   LaunchGate launch_gate_;
   ReadReports read_reports_;
   std::thread worker_;
