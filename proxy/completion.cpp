@@ -300,7 +300,7 @@ void note_wait_list(cl_command_queue queue, const std::vector<cl_event>& waits,
 }
 
 // A clFinish waits for a held command natively too; the commands' own waits, handed over while
-// the queue may be held, go by callback and do not wait behind it.
+// the queue may be held, are polled for (HeldPoller) and do not wait behind it.
 void when_finished(cl_command_queue queue, Action action) {
   std::lock_guard registry_lock(registry().mutex);
   by_waiter(registry(), queue, {.what = QueueWaiter::Pending::What::finish, .event = nullptr, .action = std::move(action)});
