@@ -195,11 +195,11 @@ class HeldPoller {
     cl_event event;
     Action action;
   };
-  static constexpr auto first_pause = std::chrono::microseconds(20), longest_pause = std::chrono::milliseconds(1);
+  static constexpr std::chrono::microseconds first_pause{20}, longest_pause{1000};
 
   void poll() {
     std::vector<Held> held;
-    auto pause = std::chrono::microseconds(first_pause);
+    std::chrono::microseconds pause = first_pause;
     auto idle_since = std::chrono::steady_clock::now();
     while (true) {
       {
@@ -220,8 +220,7 @@ class HeldPoller {
         clReleaseEvent(item.event);
         return true;
       });
-      pause = held.size() < before ? std::chrono::microseconds(first_pause)
-                                   : std::min<std::chrono::microseconds>(2 * pause, longest_pause);
+      pause = held.size() < before ? first_pause : std::min(2 * pause, longest_pause);
       if (!held.empty()) idle_since = std::chrono::steady_clock::now();
     }
   }
