@@ -1,7 +1,6 @@
 // Sub-devices (clCreateSubDevices), natively and through HiveCL: partitions as the device makes
 // them, their queries and reference counts, and work on a sub-device.
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <numeric>
 #include <vector>
