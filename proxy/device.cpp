@@ -77,14 +77,6 @@ std::vector<cl_device_partition_property> partition_properties(const std::vector
   return properties;
 }
 
-// What describe_device needs of a sub-device: its platform's.
-NativeDevice native_device(cl_device_id device) {
-  cl_platform_id platform = nullptr;
-  check(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr));
-  return {platform, device, platform_string(platform, CL_PLATFORM_NAME),
-          platform_string(platform, CL_PLATFORM_VERSION)};
-}
-
 }  // namespace
 
 // Counts the partition first: the application may only want the count, or have too little
@@ -103,9 +95,14 @@ p::CreateSubDevices::Reply execute(Call& call, const p::CreateSubDevices::Reques
   }
   std::vector<cl_device_id> made(count);
   check(clCreateSubDevices(device, properties.data(), count, made.data(), nullptr));
+  // Sub-devices are of their parent's platform: what describe_device needs of it, asked once.
+  const cl_platform_id platform = call.session.platform_of(request.device);
+  NativeDevice described{platform, nullptr, platform_string(platform, CL_PLATFORM_NAME),
+                         platform_string(platform, CL_PLATFORM_VERSION)};
   p::CreateSubDevices::Reply reply{.count = count, .devices = {}};
   for (size_t i = 0; i < made.size(); ++i) {
-    reply.devices.push_back(describe_device(native_device(made[i]), ids[i]));
+    described.device = made[i];
+    reply.devices.push_back(describe_device(described, ids[i]));
     call.session.add(ids[i], p::ObjectKind::device, made[i]);
   }
   return reply;
