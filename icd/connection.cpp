@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <random>
+#include <span>
 
 #include "icd/cluster.hpp"
 #include "log.hpp"
@@ -245,8 +247,13 @@ void Connection::on_control(Bytes&& frame) {
   Reader reader(frame);
   FrameHeader header;
   if (!decode(reader, header) || header.magic != frame_magic ||
-      (header.kind != FrameKind::reply && header.kind != FrameKind::status && header.kind != FrameKind::statuses)) {
+      (header.kind != FrameKind::reply && header.kind != FrameKind::status && header.kind != FrameKind::statuses &&
+       header.kind != FrameKind::output)) {
     log::warn("dropped a malformed frame from proxy ", record_.node);
+    return;
+  }
+  if (header.kind == FrameKind::output) {
+    print_output(reader);
     return;
   }
   if (header.kind == FrameKind::status) {
@@ -271,6 +278,25 @@ void Connection::on_control(Bytes&& frame) {
   pending->frame = std::move(frame);
   pending->arrived.complete(OpStatus::done);
   if (pending->on_arrival) pending->on_arrival(*pending);
+}
+
+// What kernels printed on the proxy's node goes to the application's standard output, before the
+// frames that follow it (the reply that tells the application that those kernels ended). Written
+// to the descriptor, as PoCL does: through stdio it would flush what the application itself has
+// not yet flushed, into wherever the application points standard output to catch the kernels'.
+void Connection::print_output(Reader& reader) const {
+  KernelOutput output;
+  if (!decode(reader, output)) {
+    log::warn("dropped a malformed frame from proxy ", record_.node);
+    return;
+  }
+  std::span<const std::byte> text(output.text);
+  while (!text.empty()) {
+    const ssize_t written = write(STDOUT_FILENO, text.data(), text.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return;  // closed, or not writable: the application loses it as natively
+    text = text.subspan(static_cast<size_t>(written));
+  }
 }
 
 // A request sent without a pending reply failed (send_detached): its event already reports it.

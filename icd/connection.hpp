@@ -195,6 +195,7 @@ class Connection final : transport::InProcessClient {
   std::shared_ptr<PendingReply> take_pending(uint64_t sequence);
   void on_control(protocol::Bytes&& frame);
   void note_detached_failure(const protocol::FrameHeader& header);
+  void print_output(protocol::Reader& reader) const;
   void on_reply(protocol::Opcode opcode, uint64_t sequence, cl_int status, const void* reply) override;
   void on_status(uint64_t sequence, cl_int status) override;
   std::shared_ptr<Incoming> take_status(uint64_t sequence);

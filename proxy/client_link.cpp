@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "proxy/output_capture.hpp"
 #include "proxy/waiting.hpp"
 #include "transport/tags.hpp"
 
@@ -32,7 +33,25 @@ bool MpiClientLink::share_control(const protocol::Hello::Request& hello, const C
   return true;
 }
 
+Bytes ClientLink::output_frame(std::span<const std::byte> text) {
+  Bytes frame;
+  protocol::Writer writer(frame);
+  protocol::encode(writer, protocol::FrameHeader{.kind = protocol::FrameKind::output});
+  protocol::encode(writer, protocol::KernelOutput{Bytes(text.begin(), text.end())});
+  return frame;
+}
+
+// What the client's kernels printed goes first, as natively it is there when a call returns.
+void MpiClientLink::before_sending() const {
+  if (printing_.load(std::memory_order_relaxed)) OutputCapture::get().drain();
+}
+
 void MpiClientLink::send_frame(Bytes&& frame) {
+  before_sending();
+  send_now(std::move(frame));
+}
+
+void MpiClientLink::send_now(Bytes&& frame) {
   if (auto* channel = shared_control_.load(std::memory_order_acquire)) {
     channel->send(frame);  // fails only once the client is gone or broke the channel
     return;
@@ -53,6 +72,7 @@ std::shared_ptr<transport::Completion> MpiClientLink::receive_chunk(uint64_t seq
 }
 
 void MpiClientLink::send_status(uint64_t sequence, cl_int status) {
+  before_sending();
   if (auto* channel = shared_control_.load(std::memory_order_acquire)) {
     channel->send(protocol::to_bytes(
         protocol::FrameHeader{.kind = protocol::FrameKind::status, .sequence = sequence, .status = status}));
@@ -68,6 +88,7 @@ void MpiClientLink::send_status(uint64_t sequence, cl_int status) {
 void MpiClientLink::send_statuses(const std::vector<uint64_t>& sequences, cl_int status) {
   auto* channel = shared_control_.load(std::memory_order_acquire);
   if (!channel) return ClientLink::send_statuses(sequences, status);
+  before_sending();
   Bytes frame;
   protocol::Writer writer(frame);
   protocol::encode(writer, protocol::FrameHeader{.kind = protocol::FrameKind::statuses, .status = status});

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "config.hpp"
@@ -39,6 +40,10 @@ class ClientLink {
   virtual void try_take_frame() {}
   // Any thread; harmless once the client is gone.
   virtual void send_frame(protocol::Bytes&& frame) = 0;
+  // Text that kernels printed (output_capture.hpp), in a frame of its own.
+  virtual void send_output(std::span<const std::byte> text) { send_frame(output_frame(text)); }
+  // The client made a program that may print: what kernels printed goes before each frame.
+  virtual void note_printing() {}
   // Moves control frames both ways to the shared-memory channel a client of this node offered
   // in `hello` (transport/control_channel.hpp), from the next frame sent on; `on_broken` runs
   // if the client breaks it. False: frames stay where they were.
@@ -63,6 +68,9 @@ class ClientLink {
   virtual const std::byte* lend_bulk(size_t) { return nullptr; }
   // Gives up everything in flight with this client.
   virtual void forget() = 0;
+
+ protected:
+  static protocol::Bytes output_frame(std::span<const std::byte> text);
 };
 
 using ClientLinkPtr = std::shared_ptr<ClientLink>;
@@ -75,6 +83,8 @@ class MpiClientLink final : public ClientLink {
   bool share_control(const protocol::Hello::Request& hello, const Config& config,
                      std::function<void()> on_broken) override;
   void send_frame(protocol::Bytes&& frame) override;
+  void send_output(std::span<const std::byte> text) override { send_now(output_frame(text)); }
+  void note_printing() override { printing_.store(true, std::memory_order_relaxed); }
   void send_chunk(uint64_t sequence, const std::byte* data, size_t size, std::function<void()> sent) override;
   void send_status(uint64_t sequence, cl_int status) override;
   // One frame on a shared control channel.
@@ -84,6 +94,9 @@ class MpiClientLink final : public ClientLink {
   void forget() override;
 
  private:
+  void before_sending() const;
+  void send_now(protocol::Bytes&& frame);
+
   transport::Engine& engine_;
   transport::LinkPtr link_;
   std::function<void(protocol::Bytes&&)> on_frame_;
@@ -92,6 +105,7 @@ class MpiClientLink final : public ClientLink {
   bool forgotten_ = false;
   std::unique_ptr<transport::ControlChannel> control_;
   std::atomic<transport::ControlChannel*> shared_control_{nullptr};  // control_, once frames go there
+  std::atomic<bool> printing_{false};
 };
 
 }  // namespace hivecl::proxy

@@ -12,6 +12,7 @@
 #include "config.hpp"
 #include "hivecl_build_config.hpp"
 #include "log.hpp"
+#include "proxy/output_capture.hpp"
 #include "proxy/server.hpp"
 #include "proxy/topology.hpp"
 #include "proxy/status.hpp"
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
                          config.proxy_device_type, ", devices '", config.proxy_devices, "')");
     } else {
       hivecl::proxy::place_near(devices);
+      hivecl::proxy::OutputCapture::get().capture();  // kernels' printf goes to their clients
       hivecl::proxy::Server server(config, std::move(devices));
       status = server.run();
     }

@@ -1,11 +1,14 @@
 // Program family on the proxy side.
 #include <CL/cl.h>
 
+#include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "proxy/executors.hpp"
+#include "proxy/output_capture.hpp"
 
 namespace hivecl::proxy {
 
@@ -21,6 +24,7 @@ CreateProgramWithSource::Reply execute(Call& call, const CreateProgramWithSource
   const cl_program program = clCreateProgramWithSource(context, 1, &source, &length, &status);
   check(status);
   session.add(request.id, ObjectKind::program, program);
+  if (may_print(std::as_bytes(std::span(request.source)))) session.note_printing();
   return {};
 }
 
@@ -69,7 +73,10 @@ CreateProgramWithBinary::Reply execute(Call& call, const CreateProgramWithBinary
       clCreateProgramWithBinary(context, static_cast<cl_uint>(devices.size()), devices.data(), lengths.data(),
                                 binaries.data(), binary_status.data(), &status);
   CreateProgramWithBinary::Reply reply{.status = status, .binary_status = binary_status};
-  if (status == CL_SUCCESS) session.add(request.id, ObjectKind::program, program);
+  if (status != CL_SUCCESS) return reply;
+  session.add(request.id, ObjectKind::program, program);
+  if (std::ranges::any_of(request.binaries, [](const Bytes& binary) { return may_print(binary); }))
+    session.note_printing();
   return reply;
 }
 

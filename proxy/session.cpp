@@ -7,6 +7,7 @@
 
 #include "log.hpp"
 #include "proxy/executors.hpp"
+#include "proxy/output_capture.hpp"
 #include "proxy/server.hpp"
 #include "transport/polling.hpp"
 
@@ -73,6 +74,18 @@ void Session::lose() {
   if (lost_.exchange(true)) return;
   link_->forget();
   inbox_cv_.notify_one();
+}
+
+void Session::set_greeted(std::string client_host, int32_t client_pid) {
+  statistics_->set_client(std::move(client_host), client_pid);
+  client_pid_ = client_pid;
+  greeted_ = true;
+  OutputCapture::get().join(link_);
+}
+
+void Session::note_printing() {
+  link_->note_printing();
+  OutputCapture::get().note_printing(link_.get());
 }
 
 Replier Session::replier(uint64_t sequence) const { return Replier(link_, sequence, statistics_); }
@@ -439,6 +452,9 @@ void Session::teardown() {
   }
   for (auto& [context, ring] : staging_) give_back_ring(std::move(ring));
   staging_.clear();
+  // What its kernels printed until their queues finished was theirs.
+  OutputCapture::get().drain();
+  OutputCapture::get().leave(link_.get());
   log::info("disconnected: released ", objects.size(), " objects; holds ", usage_.objects(),
             " objects, ", usage_.memory_bytes(), " buffer bytes");
   // glibc keeps what the session's threads freed in their arenas; a shared proxy's memory

@@ -144,11 +144,9 @@ class Session {
   // The most bulk data one request may carry: the largest buffer a device (and the session's cap) allows.
   uint64_t max_bulk_bytes() const;
   size_t chunk_bytes() const;
-  void set_greeted(std::string client_host, int32_t client_pid) {
-    statistics_->set_client(std::move(client_host), client_pid);
-    client_pid_ = client_pid;
-    greeted_ = true;
-  }
+  void set_greeted(std::string client_host, int32_t client_pid);
+  // The client made a program that may print (output_capture.hpp).
+  void note_printing();
   // How bulk data moves to and from this client (MPI until Hello chooses).
   DataPath& data_path() { return *data_path_; }
   void choose_data_path(const protocol::Hello::Request& hello);

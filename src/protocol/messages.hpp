@@ -16,7 +16,7 @@
 namespace hivecl::protocol {
 
 // Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 23;
+inline constexpr uint32_t protocol_version = 24;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -34,7 +34,9 @@ enum class Bulk : uint8_t { none, to_proxy, from_proxy };
 // (transport/control_channel.hpp); over MPI that status comes on the request's data tag.
 // statuses: as status, the header's status for each of several transfers, whose sequences
 // (std::vector<uint64_t>) follow the header (the reads of a run reported together).
-enum class FrameKind : uint8_t { request, reply, status, statuses };
+// output: proxy to client, text that kernels printed on the proxy's node (KernelOutput follows
+// the header; no opcode, no sequence), for the client's standard output.
+enum class FrameKind : uint8_t { request, reply, status, statuses, output };
 
 #define HIVECL_MESSAGES(X)                                                                                   \
   X(Hello) X(Goodbye) X(Release) X(GetInfo)                                                                  \
@@ -1095,6 +1097,13 @@ bool visit_opcode(Opcode opcode, Visitor&& visitor) {
       return false;
   }
 }
+
+// --- what kernels print (printf), proxy to client (FrameKind::output) --------------------
+
+struct KernelOutput {
+  Bytes text;
+  HIVECL_FIELDS(text)
+};
 
 // --- rendezvous records: what a proxy publishes about itself --------------------------
 

@@ -38,6 +38,7 @@ const std::vector<DecodableType>& decodable_types() {
     });
     all.push_back(decodable<protocol::FrameHeader>("FrameHeader"));
     all.push_back(decodable<protocol::ProxyRecord>("ProxyRecord"));
+    all.push_back(decodable<protocol::KernelOutput>("KernelOutput"));
     return all;
   }();
   return types;

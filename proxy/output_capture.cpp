@@ -1,0 +1,129 @@
+#include "proxy/output_capture.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <string_view>
+#include <thread>
+
+#include "log.hpp"
+#include "proxy/client_link.hpp"
+
+namespace hivecl::proxy {
+
+namespace {
+
+// Room in the pipe for a burst of output while the pump forwards the last one.
+constexpr int pipe_bytes = 1 << 20;
+constexpr size_t read_bytes = 64 << 10;  // the most text in one frame
+
+void write_all(int fd, std::span<const std::byte> text) {
+  while (!text.empty()) {
+    const ssize_t written = write(fd, text.data(), text.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return;
+    text = text.subspan(static_cast<size_t>(written));
+  }
+}
+
+}  // namespace
+
+bool may_print(std::span<const std::byte> program) {
+  constexpr std::string_view name = "printf";
+  const auto* first = reinterpret_cast<const char*>(program.data());
+  return std::search(first, first + program.size(), name.begin(), name.end()) != first + program.size();
+}
+
+OutputCapture& OutputCapture::get() {
+  static auto* instance = new OutputCapture;  // never destroyed: its pump outlives static destruction
+  return *instance;
+}
+
+bool OutputCapture::capture() {
+  std::lock_guard lock(mutex_);
+  if (pipe_ >= 0) return true;
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0) return false;
+  fcntl(ends[1], F_SETPIPE_SZ, pipe_bytes);  // best effort
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a line printed goes into the pipe at once
+  std::fflush(stdout);
+  const int original = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (original < 0 || dup2(ends[1], STDOUT_FILENO) < 0 || fcntl(ends[0], F_SETFL, O_NONBLOCK) != 0) {
+    if (original >= 0) close(original);
+    close(ends[0]);
+    close(ends[1]);
+    log::warn("kernels' output stays in the proxy's own: its standard output could not be taken (errno ", errno,
+              ")");
+    return false;
+  }
+  close(ends[1]);
+  original_stdout_ = original;
+  buffer_.resize(read_bytes);
+  pipe_ = ends[0];
+  std::thread([this] { pump(); }).detach();
+  return true;
+}
+
+void OutputCapture::join(const std::shared_ptr<ClientLink>& link) {
+  if (pipe_ < 0) return;
+  std::lock_guard lock(mutex_);
+  clients_[link.get()] = Client{link, false};
+}
+
+void OutputCapture::leave(const ClientLink* link) {
+  if (pipe_ < 0) return;
+  std::lock_guard lock(mutex_);
+  clients_.erase(link);
+}
+
+void OutputCapture::note_printing(const ClientLink* link) {
+  if (pipe_ < 0) return;
+  std::lock_guard lock(mutex_);
+  if (const auto found = clients_.find(link); found != clients_.end()) found->second.printing = true;
+}
+
+void OutputCapture::drain() {
+  if (pipe_ < 0) return;
+  // Not under mutex_: a runtime thread printing into a full pipe holds stdout's lock until the
+  // pump, which needs mutex_, has made room.
+  std::fflush(stdout);
+  std::lock_guard lock(mutex_);
+  read_available();
+}
+
+void OutputCapture::pump() {
+  pollfd watched{pipe_, POLLIN, 0};
+  while (true) {
+    if (poll(&watched, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    read_available();
+    if ((watched.revents & (POLLHUP | POLLERR | POLLNVAL)) && !(watched.revents & POLLIN)) return;
+  }
+}
+
+void OutputCapture::read_available() {
+  while (true) {
+    const ssize_t got = read(pipe_, buffer_.data(), buffer_.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return;  // nothing more for now, or no writer left
+    forward(std::span(buffer_).first(static_cast<size_t>(got)));
+  }
+}
+
+void OutputCapture::forward(std::span<const std::byte> text) {
+  std::vector<std::shared_ptr<ClientLink>> printing, others;
+  for (const auto& [key, client] : clients_)
+    if (auto link = client.link.lock()) (client.printing ? printing : others).push_back(std::move(link));
+  if (printing.empty() && others.size() == 1) printing = std::move(others);
+  if (printing.empty()) return write_all(original_stdout_, text);
+  for (const auto& link : printing) link->send_output(text);
+}
+
+}  // namespace hivecl::proxy

@@ -1,0 +1,55 @@
+// What kernels print (printf). A native runtime writes it to its process's standard output, which
+// in hivecl-proxy is not the application's: the proxy takes its standard output into a pipe
+// (capture) and sends what comes through it to the clients whose kernels may have printed it
+// (FrameKind::output), which write it to their own standard output. Before a frame goes to a
+// client that may print, what its kernels have printed so far goes first (drain), so that the
+// text is there when the application learns that the kernel ended, as natively.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+namespace hivecl::proxy {
+
+class ClientLink;
+
+// Whether program text (source or binary) may print: it names printf.
+bool may_print(std::span<const std::byte> program);
+
+class OutputCapture {
+ public:
+  static OutputCapture& get();
+  // hivecl-proxy, before any session: standard output goes into a pipe from now on. False if
+  // it could not (output then stays where it was).
+  bool capture();
+  // A client's link, from its session's start to its end; `printing` once it made a program that
+  // may print. The output goes to the printing clients; with none, to the one client if there
+  // is one (a printf from a header the proxy did not see), else to the proxy's own output.
+  void join(const std::shared_ptr<ClientLink>& link);
+  void leave(const ClientLink* link);
+  void note_printing(const ClientLink* link);
+  // Sends what has been printed until now to whom it goes (any thread; nothing unless captured).
+  void drain();
+
+ private:
+  struct Client {
+    std::weak_ptr<ClientLink> link;
+    bool printing = false;
+  };
+  void read_available();
+  void forward(std::span<const std::byte> text);
+  void pump();
+
+  std::mutex mutex_;  // reading the pipe, clients_, buffer_
+  std::unordered_map<const ClientLink*, Client> clients_;
+  std::vector<std::byte> buffer_;
+  std::atomic<int> pipe_{-1};  // the reading end, set once
+  int original_stdout_ = -1;    // where output no client takes goes
+};
+
+}  // namespace hivecl::proxy
