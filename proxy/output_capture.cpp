@@ -71,7 +71,7 @@ bool OutputCapture::capture() {
 void OutputCapture::join(const std::shared_ptr<ClientLink>& link) {
   if (pipe_ < 0) return;
   std::lock_guard lock(mutex_);
-  clients_[link.get()] = Client{link, false};
+  clients_[link.get()] = Client{.link = link};
 }
 
 void OutputCapture::leave(const ClientLink* link) {
@@ -80,10 +80,13 @@ void OutputCapture::leave(const ClientLink* link) {
   clients_.erase(link);
 }
 
-void OutputCapture::note_printing(const ClientLink* link) {
+void OutputCapture::note_program(const ClientLink* link, bool may_print) {
   if (pipe_ < 0) return;
   std::lock_guard lock(mutex_);
-  if (const auto found = clients_.find(link); found != clients_.end()) found->second.printing = true;
+  const auto found = clients_.find(link);
+  if (found == clients_.end()) return;
+  found->second.programs = true;
+  found->second.printing = found->second.printing || may_print;
 }
 
 void OutputCapture::drain() {
@@ -119,8 +122,10 @@ void OutputCapture::read_available() {
 
 void OutputCapture::forward(std::span<const std::byte> text) {
   std::vector<std::shared_ptr<ClientLink>> printing, others;
-  for (const auto& [key, client] : clients_)
+  for (const auto& [key, client] : clients_) {
+    if (!client.programs) continue;
     if (auto link = client.link.lock()) (client.printing ? printing : others).push_back(std::move(link));
+  }
   if (printing.empty() && others.size() == 1) printing = std::move(others);
   if (printing.empty()) return write_all(original_stdout_, text);
   for (const auto& link : printing) link->send_output(text);

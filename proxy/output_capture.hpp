@@ -27,18 +27,20 @@ class OutputCapture {
   // hivecl-proxy, before any session: standard output goes into a pipe from now on. False if
   // it could not (output then stays where it was).
   bool capture();
-  // A client's link, from its session's start to its end; `printing` once it made a program that
-  // may print. The output goes to the printing clients; with none, to the one client if there
-  // is one (a printf from a header the proxy did not see), else to the proxy's own output.
+  // A client's link, from its session's start to its end, and the programs it makes. The output
+  // goes to the clients that made a program that may print; with none, to the one client that
+  // made programs if there is one (a printf from a header the proxy did not see; a proxy's peers
+  // make none), else to the proxy's own output.
   void join(const std::shared_ptr<ClientLink>& link);
   void leave(const ClientLink* link);
-  void note_printing(const ClientLink* link);
+  void note_program(const ClientLink* link, bool may_print);
   // Sends what has been printed until now to whom it goes (any thread; nothing unless captured).
   void drain();
 
  private:
   struct Client {
     std::weak_ptr<ClientLink> link;
+    bool programs = false;
     bool printing = false;
   };
   void read_available();

@@ -24,7 +24,7 @@ CreateProgramWithSource::Reply execute(Call& call, const CreateProgramWithSource
   const cl_program program = clCreateProgramWithSource(context, 1, &source, &length, &status);
   check(status);
   session.add(request.id, ObjectKind::program, program);
-  if (may_print(std::as_bytes(std::span(request.source)))) session.note_printing();
+  session.note_program(may_print(std::as_bytes(std::span(request.source))));
   return {};
 }
 
@@ -75,8 +75,7 @@ CreateProgramWithBinary::Reply execute(Call& call, const CreateProgramWithBinary
   CreateProgramWithBinary::Reply reply{.status = status, .binary_status = binary_status};
   if (status != CL_SUCCESS) return reply;
   session.add(request.id, ObjectKind::program, program);
-  if (std::ranges::any_of(request.binaries, [](const Bytes& binary) { return may_print(binary); }))
-    session.note_printing();
+  session.note_program(std::ranges::any_of(request.binaries, [](const Bytes& binary) { return may_print(binary); }));
   return reply;
 }
 

@@ -83,9 +83,9 @@ void Session::set_greeted(std::string client_host, int32_t client_pid) {
   OutputCapture::get().join(link_);
 }
 
-void Session::note_printing() {
-  link_->note_printing();
-  OutputCapture::get().note_printing(link_.get());
+void Session::note_program(bool may_print) {
+  if (may_print) link_->note_printing();
+  OutputCapture::get().note_program(link_.get(), may_print);
 }
 
 Replier Session::replier(uint64_t sequence) const { return Replier(link_, sequence, statistics_); }

@@ -145,8 +145,8 @@ class Session {
   uint64_t max_bulk_bytes() const;
   size_t chunk_bytes() const;
   void set_greeted(std::string client_host, int32_t client_pid);
-  // The client made a program that may print (output_capture.hpp).
-  void note_printing();
+  // The client made a program, one that may print or not (output_capture.hpp).
+  void note_program(bool may_print);
   // How bulk data moves to and from this client (MPI until Hello chooses).
   DataPath& data_path() { return *data_path_; }
   void choose_data_path(const protocol::Hello::Request& hello);
