@@ -120,15 +120,39 @@ void OutputCapture::read_available() {
   }
 }
 
+// One client's text is not another's to see: where several clients may have printed it, it goes
+// to the proxy's own output (its log) instead.
 void OutputCapture::forward(std::span<const std::byte> text) {
-  std::vector<std::shared_ptr<ClientLink>> printing, others;
-  for (const auto& [key, client] : clients_) {
-    if (!client.programs) continue;
-    if (auto link = client.link.lock()) (client.printing ? printing : others).push_back(std::move(link));
+  bool several = false;
+  if (const std::shared_ptr<ClientLink> link = author(several)) {
+    warned_several_ = false;
+    return link->send_output(text);
   }
-  if (printing.empty() && others.size() == 1) printing = std::move(others);
-  if (printing.empty()) return write_all(original_stdout_, text);
-  for (const auto& link : printing) link->send_output(text);
+  if (several && !warned_several_) {
+    log::warn("kernels of several clients may be printing: what they print goes to this log");
+    warned_several_ = true;
+  }
+  write_all(original_stdout_, text);
+}
+
+std::shared_ptr<ClientLink> OutputCapture::author(bool& several) const {
+  std::shared_ptr<ClientLink> printing, other;
+  size_t printing_count = 0, other_count = 0;
+  for (const auto& [key, client] : clients_) {
+    std::shared_ptr<ClientLink> link = client.programs ? client.link.lock() : nullptr;
+    if (!link) continue;
+    if (client.printing) {
+      printing = std::move(link);
+      ++printing_count;
+    } else {
+      other = std::move(link);
+      ++other_count;
+    }
+  }
+  const size_t count = printing_count > 0 ? printing_count : other_count;
+  several = count > 1;
+  if (count != 1) return nullptr;
+  return printing_count > 0 ? printing : other;
 }
 
 }  // namespace hivecl::proxy

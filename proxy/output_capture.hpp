@@ -1,7 +1,7 @@
 // What kernels print (printf). A native runtime writes it to its process's standard output, which
 // in hivecl-proxy is not the application's: the proxy takes its standard output into a pipe
-// (capture) and sends what comes through it to the clients whose kernels may have printed it
-// (FrameKind::output), which write it to their own standard output. Before a frame goes to a
+// (capture) and sends what comes through it to the client whose kernels may have printed it
+// (FrameKind::output), which writes it to its own standard output. Before a frame goes to a
 // client that may print, what its kernels have printed so far goes first (drain), so that the
 // text is there when the application learns that the kernel ended, as natively.
 #pragma once
@@ -28,9 +28,9 @@ class OutputCapture {
   // it could not (output then stays where it was).
   bool capture();
   // A client's link, from its session's start to its end, and the programs it makes. The output
-  // goes to the clients that made a program that may print; with none, to the one client that
-  // made programs if there is one (a printf from a header the proxy did not see; a proxy's peers
-  // make none), else to the proxy's own output.
+  // goes to the client that made a program that may print; with none, to the client that made
+  // programs (a printf from a header the proxy did not see; a proxy's peers make none); where
+  // more than one may have printed it, to the proxy's own output.
   void join(const std::shared_ptr<ClientLink>& link);
   void leave(const ClientLink* link);
   void note_program(const ClientLink* link, bool may_print);
@@ -45,6 +45,8 @@ class OutputCapture {
   };
   void read_available();
   void forward(std::span<const std::byte> text);
+  // The one client that may have printed; null, and `several` true, when there are more.
+  std::shared_ptr<ClientLink> author(bool& several) const;
   void pump();
 
   std::mutex mutex_;  // reading the pipe, clients_, buffer_
@@ -52,6 +54,7 @@ class OutputCapture {
   std::vector<std::byte> buffer_;
   std::atomic<int> pipe_{-1};  // the reading end, set once
   int original_stdout_ = -1;    // where output no client takes goes
+  bool warned_several_ = false;
 };
 
 }  // namespace hivecl::proxy

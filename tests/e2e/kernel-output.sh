@@ -2,7 +2,9 @@
 # What kernels print through a proxy goes to the client that may have printed it (run under
 # tests/with-cluster.sh): a client whose kernels print gets each of its lines once, in order, on
 # its standard output while another client of the same proxy launches kernels that print nothing;
-# that client's standard output stays empty, and nothing goes to the proxy's log.
+# that client's standard output stays empty, and nothing goes to the proxy's log. Two clients
+# printing at once never get each other's lines: each line is once in its own client's output
+# or, while both may be printing, in the proxy's log.
 #   kernel-output.sh PRINTING_CLIENT
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -35,4 +37,26 @@ if grep -q "says" "$HIVECL_CLUSTER_DIR"/logs/proxy-*.log; then
 else
   echo "ok: nothing in the proxy's log"
 fi
+log_before=$(cat "$HIVECL_CLUSTER_DIR"/logs/proxy-*.log | wc -l)
+on hivecl "$client" print $count >"$work/a.out" 2>"$work/a.err" &
+first=$!
+on hivecl "$client" print $count >"$work/b.out" 2>"$work/b.err"
+second=$?
+wait $first
+first=$?
+cat "$HIVECL_CLUSTER_DIR"/logs/proxy-*.log | tail -n +$((log_before + 1)) >"$work/log.new"
+for side in a b; do
+  pid=$(sed -n 's/.*pid \([0-9]*\),.*/\1/p' "$work/$side.err")
+  own=$(grep -c "^client $pid says " "$work/$side.out")
+  logged=$(grep -c "client $pid says " "$work/log.new")
+  foreign=$(grep -vc "^client $pid says " "$work/$side.out")
+  in_order=$(awk '{ if ($4 <= last && NR > 1) bad = 1; last = $4 } END { print bad ? "no" : "yes" }' "$work/$side.out")
+  if [ -n "$pid" ] && [ "$foreign" -eq 0 ] && [ $((own + logged)) -eq $count ] && [ "$in_order" = yes ]; then
+    echo "ok: printing client $side got only its own lines ($own, in order; $logged in the log)"
+  else
+    echo "FAILED: printing client $side (pid $pid): $own own, $foreign foreign, $logged logged, in order $in_order"
+    failures=$((failures + 1))
+  fi
+done
+[ $first -eq 0 ] && [ $second -eq 0 ] || { echo "FAILED: a printing client failed"; failures=$((failures + 1)); }
 [ $failures -eq 0 ]
