@@ -46,21 +46,21 @@ OutputCapture& OutputCapture::get() {
 bool OutputCapture::capture() {
   std::lock_guard lock(mutex_);
   if (pipe_ >= 0) return true;
-  int ends[2];
-  if (pipe2(ends, O_CLOEXEC) != 0) return false;
-  fcntl(ends[1], F_SETPIPE_SZ, pipe_bytes);  // best effort
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a line printed goes into the pipe at once
+  int ends[2] = {-1, -1};
+  int original = -1;
   std::fflush(stdout);
-  const int original = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-  if (original < 0 || dup2(ends[1], STDOUT_FILENO) < 0 || fcntl(ends[0], F_SETFL, O_NONBLOCK) != 0) {
-    if (original >= 0) close(original);
-    close(ends[0]);
-    close(ends[1]);
-    log::warn("kernels' output stays in the proxy's own: its standard output could not be taken (errno ", errno,
+  if (pipe2(ends, O_CLOEXEC) != 0 || (original = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
+      fcntl(ends[0], F_SETFL, O_NONBLOCK) != 0 || dup2(ends[1], STDOUT_FILENO) < 0) {
+    const int error = errno;
+    for (const int fd : {ends[0], ends[1], original})
+      if (fd >= 0) close(fd);
+    log::warn("kernels' output stays in the proxy's own: its standard output could not be taken (errno ", error,
               ")");
     return false;
   }
   close(ends[1]);
+  fcntl(STDOUT_FILENO, F_SETPIPE_SZ, pipe_bytes);    // best effort
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);          // a line printed goes into the pipe at once
   original_stdout_ = original;
   buffer_.resize(read_bytes);
   pipe_ = ends[0];

@@ -3,8 +3,9 @@
 # tests/with-cluster.sh): a client whose kernels print gets each of its lines once, in order, on
 # its standard output while another client of the same proxy launches kernels that print nothing;
 # that client's standard output stays empty, and nothing goes to the proxy's log. Two clients
-# printing at once never get each other's lines: each line is once in its own client's output
-# or, while both may be printing, in the proxy's log.
+# printing at once never get each other's text: each gets only its own lines, in order, and
+# what their kernels print while both may be printing goes to the proxy's log (which says so;
+# there, lines of kernels running at once may be interleaved, as natively in one process).
 #   kernel-output.sh PRINTING_CLIENT
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -51,8 +52,9 @@ for side in a b; do
   logged=$(grep -c "client $pid says " "$work/log.new")
   foreign=$(grep -vc "^client $pid says " "$work/$side.out")
   in_order=$(awk '{ if ($4 <= last && NR > 1) bad = 1; last = $4 } END { print bad ? "no" : "yes" }' "$work/$side.out")
-  if [ -n "$pid" ] && [ "$foreign" -eq 0 ] && [ $((own + logged)) -eq $count ] && [ "$in_order" = yes ]; then
-    echo "ok: printing client $side got only its own lines ($own, in order; $logged in the log)"
+  if [ -n "$pid" ] && [ "$foreign" -eq 0 ] && [ "$in_order" = yes ] && [ "$own" -le $count ] &&
+     { [ "$own" -eq $count ] || grep -q "several clients may be printing" "$work/log.new"; }; then
+    echo "ok: printing client $side got only its own lines ($own, in order; $logged whole in the log)"
   else
     echo "FAILED: printing client $side (pid $pid): $own own, $foreign foreign, $logged logged, in order $in_order"
     failures=$((failures + 1))
