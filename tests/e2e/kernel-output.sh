@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # What kernels print through a proxy goes to the client that may have printed it (run under
-# tests/with-cluster.sh): a client whose kernels print gets each of its lines once, in order, on
+# tests/with-cluster.sh): the proxy's only client gets its kernels' lines, in order, by the time
+# it has exited, even where its source never names printf; a client whose kernels print gets
+# each of its lines once, in order, on
 # its standard output while another client of the same proxy launches kernels that print nothing;
 # that client's standard output stays empty, and nothing goes to the proxy's log. Two clients
 # printing at once never get each other's text: each gets only its own lines, in order, and
@@ -12,6 +14,21 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 client=$1
 count=200
 
+# Each check of the printing client's output: the lines of pid (from its stderr report), in order.
+expected_lines() {
+  local pid
+  pid=$(sed -n 's/.*pid \([0-9]*\),.*/\1/p' "$1")
+  for n in $(seq 0 $((count - 1))); do echo "client $pid says $n"; done
+}
+
+on hivecl "$client" hidden $count >"$work/hidden.out" 2>"$work/hidden.err"
+if [ $? -eq 0 ] && cmp -s <(expected_lines "$work/hidden.err") "$work/hidden.out"; then
+  echo "ok: the only client got its $count lines, in order, from a source that does not name printf"
+else
+  echo "FAILED: the hidden client's output:"; cat "$work/hidden.err"; head "$work/hidden.out"
+  failures=$((failures + 1))
+fi
+
 on hivecl "$client" quiet 20000 >"$work/quiet.out" 2>"$work/quiet.err" &
 quiet=$!
 on hivecl "$client" print $count >"$work/print.out" 2>"$work/print.err"
@@ -19,9 +36,7 @@ printed=$?
 wait $quiet
 quieted=$?
 
-pid=$(sed -n 's/.*pid \([0-9]*\),.*/\1/p' "$work/print.err")
-for n in $(seq 0 $((count - 1))); do echo "client $pid says $n"; done >"$work/expected"
-if [ $printed -eq 0 ] && [ -n "$pid" ] && cmp -s "$work/expected" "$work/print.out"; then
+if [ $printed -eq 0 ] && cmp -s <(expected_lines "$work/print.err") "$work/print.out"; then
   echo "ok: the printing client got its $count lines, in order"
 else
   echo "FAILED: the printing client's output (status $printed):"; cat "$work/print.err"; head "$work/print.out"

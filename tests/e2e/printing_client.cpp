@@ -1,30 +1,35 @@
 // A client for kernel-output.sh: on the first platform, launches `say` COUNT times (one work-item,
 // the launch's number as its value) and waits for each. With `print` its kernel prints
-// "client PID says N"; with `quiet` it prints nothing. What it reports itself goes to stderr,
-// so that its standard output holds only what its kernels printed.
+// "client PID says N"; with `hidden` too, from a source that never names printf (a macro makes
+// the name); with `quiet` it prints nothing. What it reports itself goes to stderr, so that its
+// standard output holds only what its kernels printed.
 #include <CL/cl.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "../first_queue.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 3 || (std::strcmp(argv[1], "print") != 0 && std::strcmp(argv[1], "quiet") != 0)) {
-    std::fprintf(stderr, "usage: printing-client print|quiet COUNT\n");
+  const std::string mode = argc == 3 ? argv[1] : "";
+  if (mode != "print" && mode != "hidden" && mode != "quiet") {
+    std::fprintf(stderr, "usage: printing-client print|hidden|quiet COUNT\n");
     return 2;
   }
-  const bool print = std::strcmp(argv[1], "print") == 0;
   const int count = std::atoi(argv[2]);
   const FirstQueue opened = open_first_queue();
   if (opened.status != CL_SUCCESS) {
     std::fprintf(stderr, "no queue: %d\n", opened.status);
     return 1;
   }
-  const char* source = print ? "kernel void say(int pid, int n) { printf(\"client %d says %d\\n\", pid, n); }"
-                             : "kernel void say(int pid, int n) { }";
+  const char* source =
+      mode == "print"    ? "kernel void say(int pid, int n) { printf(\"client %d says %d\\n\", pid, n); }"
+      : mode == "hidden" ? "#define JOIN(a, b) a##b\n"
+                           "kernel void say(int pid, int n) { JOIN(pri, ntf)(\"client %d says %d\\n\", pid, n); }"
+                         : "kernel void say(int pid, int n) { }";
   cl_int status = CL_SUCCESS;
   cl_program program = clCreateProgramWithSource(opened.context, 1, &source, nullptr, &status);
   if (status == CL_SUCCESS) status = clBuildProgram(program, 1, &opened.device, "", nullptr, nullptr);
