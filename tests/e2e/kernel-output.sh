@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # What kernels print through a proxy goes to the client that may have printed it (run under
-# tests/with-cluster.sh): the proxy's only client gets its kernels' lines, in order, by the time
-# it has exited, even where its source never names printf; a client whose kernels print gets
-# each of its lines once, in order, on
-# its standard output while another client of the same proxy launches kernels that print nothing;
-# that client's standard output stays empty, and nothing goes to the proxy's log. Two clients
-# printing at once never get each other's text: each gets only its own lines, in order, and
-# what their kernels print while both may be printing goes to the proxy's log (which says so;
-# there, lines of kernels running at once may be interleaved, as natively in one process).
+# tests/with-cluster.sh). The proxy's only client gets its kernels' lines, in order, by the time
+# it has exited, even where its source never names printf. A client whose kernels print gets
+# each of its lines once, in order, on its standard output while another client of the same
+# proxy launches kernels that print nothing; that client's standard output stays empty, and
+# nothing goes to the proxy's log. Two clients printing at once never get each other's text:
+# each gets only its own lines, in order, and what their kernels print while both may be
+# printing goes to the proxy's log (which says so; there, lines of kernels running at once may
+# be interleaved, as natively in one process).
 #   kernel-output.sh PRINTING_CLIENT
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
