@@ -3,9 +3,7 @@
 #include <unistd.h>
 
 #include <array>
-#include <cerrno>
 #include <random>
-#include <span>
 
 #include "icd/cluster.hpp"
 #include "log.hpp"
@@ -14,6 +12,7 @@
 #include "transport/rendezvous.hpp"
 #include "transport/secret.hpp"
 #include "transport/watchdog.hpp"
+#include "write_all.hpp"
 
 namespace hivecl::icd {
 
@@ -290,13 +289,7 @@ void Connection::print_output(Reader& reader) const {
     log::warn("dropped a malformed frame from proxy ", record_.node);
     return;
   }
-  std::span<const std::byte> text(output.text);
-  while (!text.empty()) {
-    const ssize_t written = write(STDOUT_FILENO, text.data(), text.size());
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return;  // closed, or not writable: the application loses it as natively
-    text = text.subspan(static_cast<size_t>(written));
-  }
+  write_all(STDOUT_FILENO, output.text);
 }
 
 // A request sent without a pending reply failed (send_detached): its event already reports it.

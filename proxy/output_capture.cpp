@@ -12,6 +12,7 @@
 
 #include "log.hpp"
 #include "proxy/client_link.hpp"
+#include "write_all.hpp"
 
 namespace hivecl::proxy {
 
@@ -20,15 +21,6 @@ namespace {
 // Room in the pipe for a burst of output while the pump forwards the last one.
 constexpr int pipe_bytes = 1 << 20;
 constexpr size_t read_bytes = 64 << 10;  // the most text in one frame
-
-void write_all(int fd, std::span<const std::byte> text) {
-  while (!text.empty()) {
-    const ssize_t written = write(fd, text.data(), text.size());
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return;
-    text = text.subspan(static_cast<size_t>(written));
-  }
-}
 
 }  // namespace
 
