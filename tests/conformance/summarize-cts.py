@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Turns run-cts.sh's results.tsv into Markdown: per suite, how many tests passed, failed or were
-skipped natively and through HiveCL, then every test whose HiveCL result differs from its
-native one (the tests that pass natively but not through HiveCL need a reason in
-docs/CONFORMANCE.md)."""
+"""Turns run-cts.sh's (or run-piglit.sh's) results.tsv into Markdown: per suite, how many tests
+passed, failed or were skipped natively and through HiveCL, then every test whose HiveCL result
+differs from its native one (the tests that pass natively but not through HiveCL need a reason
+in docs/CONFORMANCE.md)."""
 import collections
 import csv
 import sys
