@@ -92,6 +92,27 @@ const T* data_or_null(const std::vector<T>& values) {
   return values.empty() ? nullptr : values.data();
 }
 
+// The spec's rule for a link's inputs, checked before the runtime sees them (NVIDIA's
+// clLinkProgram crashes the proxy when one is an executable): for each device, every input
+// holds a compiled object or a library for it, or none does. Inputs the runtime will refuse
+// for another reason (a device or context not theirs) are left to it, for its error code.
+void check_link_inputs(const std::vector<cl_program>& inputs, const std::vector<cl_device_id>& devices) {
+  for (cl_device_id device : devices) {
+    size_t linkable = 0;
+    for (cl_program input : inputs) {
+      cl_program_binary_type type = CL_PROGRAM_BINARY_TYPE_NONE;
+      if (clGetProgramBuildInfo(input, device, CL_PROGRAM_BINARY_TYPE, sizeof type, &type, nullptr) != CL_SUCCESS)
+        return;
+      if (type == CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT || type == CL_PROGRAM_BINARY_TYPE_LIBRARY) {
+        ++linkable;
+      } else if (type != CL_PROGRAM_BINARY_TYPE_NONE) {
+        throw ClError{CL_INVALID_OPERATION};
+      }
+    }
+    if (linkable != 0 && linkable != inputs.size()) throw ClError{CL_INVALID_OPERATION};
+  }
+}
+
 }  // namespace
 
 CompileProgram::Reply execute(Call& call, const CompileProgram::Request& request) {
@@ -114,6 +135,7 @@ LinkProgram::Reply execute(Call& call, const LinkProgram::Request& request) {
   const auto devices = session.devices(request.devices);
   const auto inputs = programs(session, request.inputs);
   if (inputs.empty()) throw ClError{CL_INVALID_VALUE};
+  check_link_inputs(inputs, devices.empty() ? context_devices(context) : devices);
   cl_int status = CL_SUCCESS;
   const cl_program program =
       clLinkProgram(context, static_cast<cl_uint>(devices.size()), data_or_null(devices), request.options.c_str(),

@@ -278,6 +278,19 @@ DIFFERENTIAL_TEST(compile_link_errors, "clCompileProgram and clLinkProgram refus
   probe.status("no context", status);
   CHECK(none == nullptr);
 
+  // Inputs that are not all compiled objects or libraries (NVIDIA crashes on an executable).
+  Program built = source_program(setup.context, "kernel void k(global int* a) { a[0] = 1; }\n");
+  REQUIRE(clBuildProgram(built, 1, &device, "", nullptr, nullptr) == CL_SUCCESS);
+  cl_program with_executable[] = {source.get(), built.get()};
+  Program refused(clLinkProgram(setup.context, 1, &device, "", 2, with_executable, nullptr, nullptr, &status));
+  probe.status("link an executable", status);
+  probe.value("linking an executable made a program", refused.get() != nullptr);
+  Program uncompiled = source_program(setup.context, "int thrice(int x) { return 3 * x; }\n");
+  cl_program with_uncompiled[] = {source.get(), uncompiled.get()};
+  Program mixed(clLinkProgram(setup.context, 1, &device, "", 2, with_uncompiled, nullptr, nullptr, &status));
+  probe.status("link a compiled object with a program never compiled", status);
+  probe.value("that link made a program", mixed.get() != nullptr);
+
   // A kernel calling a function nobody defines does not link.
   Program caller = source_program(setup.context,
                                   "int missing(int x);\nkernel void k(global int* a) { a[0] = missing(a[0]); }\n");
