@@ -14,6 +14,8 @@
 # them; through HiveCL, the tests that crashed natively under OUT_DIR/hivecl-native-crashes),
 # OUT_DIR/results.tsv (a row per subtest, or per test without subtests) and OUT_DIR/summary.md.
 # Exit status 1 when a result passes natively but not through HiveCL, 77 when there is no piglit.
+# On NVIDIA, set CUDA_CACHE_DISABLE=1: with its compiler cache a build's result can depend on
+# which side ran first (docs/FINDINGS.md).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 command -v "${PIGLIT:-piglit}" >/dev/null || { echo "skipped: piglit is not installed"; exit 77; }
