@@ -47,9 +47,11 @@ cl_event LaunchGate::before_launch(cl_command_queue queue) {
     open();  // the burst behind the gate has ended
     burst_queue_ = queue;
     slow_launches_ = 0;
+    gated_in_burst_ = false;
     return nullptr;
   }
-  if (closed_.load(std::memory_order_acquire) || slow_launches_ < slow_launches_to_gate) return nullptr;
+  const unsigned streak = gated_in_burst_ || every_burst ? slow_launches_to_gate : slow_launches_to_first_gate;
+  if (closed_.load(std::memory_order_acquire) || slow_launches_ < streak) return nullptr;
   slow_launches_ = 0;
   unarmed_gate_ = make_gate(queue);
   return unarmed_gate_;
@@ -63,6 +65,7 @@ void LaunchGate::after_launch(bool enqueued) {
   if (cl_event gate = std::exchange(unarmed_gate_, nullptr)) {
     if (enqueued) {
       arm(gate);
+      gated_in_burst_ = true;
     } else {
       release_gate(gate);  // nothing waits for it
     }

@@ -24,16 +24,17 @@ namespace hivecl::proxy {
 class LaunchGate {
  public:
   using Clock = std::chrono::steady_clock;
-  // Slow launches in a row, each tight after the last, before the next one is gated: a few
-  // launches and a wait are submitted as natively. Handing a gated burst to NVIDIA's own
-  // thread costs about 90 µs when a wait follows soon (transpose at its default size, 10
-  // launches and a clFinish: 0.21 -> 0.30 ms), which is why the gate is off unless configured.
-  // (Gating only after 256 did not help: on the H100 it gave no clear gain for Smith-Waterman
-  // and lost on bursts of 257 and 399 launches in some runs, docs/PERFORMANCE.md.)
+  // Slow launches in a row, each tight after the last, before a burst's first gate: handing
+  // a gated burst to NVIDIA's own thread costs about 90 µs when a wait follows soon
+  // (transpose at its default size, 10 launches and a clFinish: 0.21 -> 0.30 ms gated after
+  // 8), which a burst this long wins back. Each later gate of the burst comes after fewer,
+  // so that most of a long burst's launches stay queued (a first version that waited for
+  // 256 before every gate gated few of Smith-Waterman's, docs/PERFORMANCE.md).
+  static constexpr unsigned slow_launches_to_first_gate = 64;
   static constexpr unsigned slow_launches_to_gate = 8;
 
   // `slow`: how long a native launch takes when submitted at once (none: never gate; 0: gate
-  // every burst of launches on one queue, however fast and far apart).
+  // every burst of launches on one queue, however fast and far apart, from its ninth: tests).
   explicit LaunchGate(std::optional<std::chrono::microseconds> slow)
       : enabled_(slow.has_value()), slow_submission_(slow.value_or(std::chrono::microseconds{0})) {}
   LaunchGate(const LaunchGate&) = delete;
@@ -50,6 +51,7 @@ class LaunchGate {
   void end_burst() {
     burst_queue_ = nullptr;
     slow_launches_ = 0;
+    gated_in_burst_ = false;
     open();
   }
 
@@ -71,6 +73,7 @@ class LaunchGate {
   Clock::time_point launch_started_{};
   Clock::time_point last_returned_{};
   unsigned slow_launches_ = 0;
+  bool gated_in_burst_ = false;
   cl_event unarmed_gate_ = nullptr;  // given to the launch under way
   unsigned launches_behind_ = 0;
   // The gate, shared with the keeper.

@@ -166,3 +166,12 @@ TEST_CASE("no gate on an out-of-order queue, nor when it is off or launches are 
   REQUIRE(clFinish(bumps.native.queue) == CL_SUCCESS);
   CHECK(bumps.all_ended());
 }
+
+TEST_CASE("a burst of slow launches is gated only after a long streak", "[launch-gate]") {
+  Bumps bumps;
+  LaunchGate gate(1us);  // (nearly) every launch counts as slow; unlike 0, a pause ends a burst
+  CHECK(bumps.gated_among(gate, LaunchGate::slow_launches_to_first_gate).empty());
+  REQUIRE(clFinish(bumps.native.queue) == CL_SUCCESS);
+  gate.end_burst();
+  CHECK(bumps.counted() == LaunchGate::slow_launches_to_first_gate);
+}
