@@ -56,28 +56,41 @@ run_one() {
 }
 export -f run_one
 
-# A job: one test, natively then through HiveCL; one line of results.tsv.
-run_test() {
-  local binary=$1 test=$2 native hivecl
-  native=$(run_one "$binary" "$test" native)
-  # A test that crashes the native runtime would crash it in the proxy too, and the tests after
-  # it would fail for want of a proxy: it is not run through HiveCL.
-  if [[ $native == crash-* ]]; then hivecl=$'not-run\t0.0'
-  else hivecl=$(run_one "$binary" "$test" hivecl)
-  fi
+# One line of results.tsv from a test's two results ("result<TAB>seconds" each).
+record() {
+  local binary=$1 test=$2 native=$3 hivecl=$4
   # One write per line (shorter than PIPE_BUF): parallel jobs append without mixing lines.
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(basename "$binary")" "$test" "${native%%$'\t'*}" \
     "${hivecl%%$'\t'*}" "${native#*$'\t'}" "${hivecl#*$'\t'}" >>"$out/results.tsv.part"
 }
+export -f record
+
+# A job: one test, natively then through HiveCL. A test that crashes the native runtime may
+# crash the proxy, which runs that same runtime, and the tests after it would fail for want of
+# a proxy: such a test runs through HiveCL after all the others, one at a time.
+run_test() {
+  local binary=$1 test=$2 native
+  native=$(run_one "$binary" "$test" native)
+  if [[ $native == crash-* ]]; then
+    printf '%s\t%s\t%s\n' "$binary" "$test" "$native" >>"$out/native-crashes.part"
+  else
+    record "$binary" "$test" "$native" "$(run_one "$binary" "$test" hivecl)"
+  fi
+}
 export -f run_test
 
 : >"$out/results.tsv.part"
+: >"$out/native-crashes.part"
 for suite in "$@"; do
   binary=$(find "$cts_build/test_conformance" -type f -name "test_$suite" -perm -u+x | head -n 1)
   [ -n "$binary" ] || { echo "run-cts.sh: no test_$suite under $cts_build" >&2; exit 1; }
   (cd "$(dirname "$binary")" && OCL_ICD_VENDORS=${HIVECL_TEST_ICD_NATIVE%%:*} "$binary" --list) |
     sed -n 's/^\t\([A-Za-z0-9_]*\)$/\1/p' | grep -E "${CTS_FILTER:-.}" | sed "s|^|$binary |"
 done | xargs -P "${CTS_JOBS:-$(nproc)}" -L 1 bash -c 'run_test "$0" "$1"'
+while IFS=$'\t' read -r -u 3 binary test native_result native_seconds; do
+  record "$binary" "$test" "$native_result"$'\t'"$native_seconds" "$(run_one "$binary" "$test" hivecl)"
+done 3<"$out/native-crashes.part"
+rm "$out/native-crashes.part"
 
 { printf 'suite\ttest\tnative\thivecl\tnative_s\thivecl_s\n'; sort "$out/results.tsv.part"; } >"$out/results.tsv"
 rm "$out/results.tsv.part"
