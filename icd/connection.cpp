@@ -24,9 +24,10 @@ std::shared_ptr<Incoming> Incoming::start(transport::Engine& engine, const trans
   std::shared_ptr<Incoming> incoming(new Incoming);
   const int tag = transport::data_tag(sequence);
   incoming->chunks_ = transport::Transfer::receive(engine, link, tag, data, size, chunk);
-  // Posted after the chunks on the same tag, so it matches the status the proxy sends last.
-  engine.receive(link, tag, &incoming->device_status_, sizeof incoming->device_status_,
-                 [incoming](OpStatus status, Bytes&&) { incoming->trailer_.complete(status); });
+  // Posted after the chunks on the same tag, so it matches the status the proxy sends last; it
+  // ends the read only after the control frames sent before it (what the read's kernels printed).
+  engine.receive_after_frames(link, tag, &incoming->device_status_, sizeof incoming->device_status_,
+                              [incoming](OpStatus status, Bytes&&) { incoming->trailer_.complete(status); });
   return incoming;
 }
 

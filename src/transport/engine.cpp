@@ -87,6 +87,11 @@ void Engine::receive(const LinkPtr& link, int tag, void* data, size_t size, Done
   submit(Operation{.link = link, .is_send = false, .tag = tag, .data = data, .size = size, .done = std::move(done)});
 }
 
+void Engine::receive_after_frames(const LinkPtr& link, int tag, void* data, size_t size, Done done) {
+  submit(Operation{.link = link, .is_send = false, .tag = tag, .data = data, .size = size, .done = std::move(done),
+                   .after_frames = true});
+}
+
 void Engine::forget(const LinkPtr& link) {
   link->lost_.store(true, std::memory_order_release);
   submit(Forget{link});
@@ -108,6 +113,7 @@ void Engine::run(std::function<bool()> setup, std::function<void()> teardown) {
     if (stopping_.load(std::memory_order_acquire)) break;
     activity |= test_operations();
     activity |= poll_listeners();
+    if (!deferred_.empty()) activity |= release_deferred(false);
     if (!quarantine_.empty()) activity |= drain_quarantine(false);
     if (activity) {
       last_activity = Clock::now();
@@ -197,12 +203,50 @@ void Engine::finish(size_t index, OpStatus status) {
   active_.pop_back();
   requests_[index] = requests_.back();
   requests_.pop_back();
+  if (op.after_frames && status == OpStatus::done) return defer(std::move(op), status);
   if (op.done) op.done(status, std::move(op.owned));
+}
+
+// Until released, the link's listeners look for frames even where none is expected.
+void Engine::defer(Operation&& op, OpStatus status) {
+  op.link->expect(1);
+  deferred_.push_back({.op = std::move(op), .status = status, .until = Clock::now() + ordered_delivery_bound});
+}
+
+// Runs the deferred operations whose links showed no frame to deliver at enough looks in a row,
+// or whose time is up (all of them: the engine stops). True if one ran.
+bool Engine::release_deferred(bool all) {
+  const auto now = Clock::now();
+  std::vector<Deferred> released;
+  std::erase_if(deferred_, [&](Deferred& deferred) {
+    if (!all && now < deferred.until && !deferred.op.link->lost()) {
+      deferred.quiet_looks = frames_waiting(deferred.op.link) ? 0 : deferred.quiet_looks + 1;
+      if (deferred.quiet_looks < quiet_looks_to_release) return false;
+    }
+    released.push_back(std::move(deferred));
+    return true;
+  });
+  for (Deferred& deferred : released) {
+    deferred.op.link->expect(-1);
+    if (deferred.op.done) deferred.op.done(deferred.status, std::move(deferred.op.owned));
+  }
+  return !released.empty();
 }
 
 bool Engine::receiving_control(const Listener& listener) const {
   return std::any_of(active_.begin(), active_.end(), [&](const Operation& op) {
     return op.probed && op.link == listener.link && op.tag == listener.tag;
+  });
+}
+
+// A frame of `link` is on its way to a listener, or has arrived and waits for one.
+bool Engine::frames_waiting(const LinkPtr& link) const {
+  return std::any_of(listeners_.begin(), listeners_.end(), [&](const Listener& listener) {
+    if (listener.link != link) return false;
+    if (receiving_control(listener)) return true;
+    int found = 0;
+    MPI_Status status;
+    return MPI_Iprobe(0, listener.tag, link->comm(), &found, &status) == MPI_SUCCESS && found;
   });
 }
 
@@ -300,7 +344,7 @@ bool Engine::discard_frames(Quarantined& quarantined) {
 }
 
 bool Engine::has_attention() const {
-  if (!active_.empty()) return true;
+  if (!active_.empty() || !deferred_.empty()) return true;
   return std::any_of(listeners_.begin(), listeners_.end(), [](const Listener& l) {
     return l.always || l.link->expected_.load(std::memory_order_acquire) > 0;
   });
@@ -320,6 +364,7 @@ void Engine::idle_wait(Clock::time_point last_activity) {
 }
 
 void Engine::abandon_all() {
+  release_deferred(true);
   std::vector<LinkPtr> links;
   for (auto& op : active_) links.push_back(op.link);
   for (auto& l : listeners_) links.push_back(l.link);

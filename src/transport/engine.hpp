@@ -90,6 +90,12 @@ class Engine {
   // `data` must stay valid until `done` runs.
   void send(const LinkPtr& link, int tag, const void* data, size_t size, Done done);
   void receive(const LinkPtr& link, int tag, void* data, size_t size, Done done);
+  // As receive, but `done` runs only once the control frames of `link` that came before this
+  // message are handed to their listeners (or after ordered_delivery_bound): MPI orders a
+  // peer's messages per tag only, and a transfer's last message must not overtake the frames
+  // sent before it (what the transfer's kernels printed).
+  void receive_after_frames(const LinkPtr& link, int tag, void* data, size_t size, Done done);
+  static constexpr std::chrono::milliseconds ordered_delivery_bound{10};
   // Gives up everything of `link`: operations end as cancelled, its communicator is freed.
   void forget(const LinkPtr& link);
 
@@ -103,7 +109,17 @@ class Engine {
     protocol::Bytes owned;
     Done done;
     bool probed = false;  // a receive of a frame MPI_Iprobe saw: under way, not cancellable
+    bool after_frames = false;
   };
+  // A receive_after_frames that ended, held until its link shows no frame to deliver at a few
+  // looks in a row: a probe may miss a frame that has arrived until MPI makes progress (UCX).
+  struct Deferred {
+    Operation op;
+    OpStatus status;
+    std::chrono::steady_clock::time_point until;
+    int quiet_looks = 0;
+  };
+  static constexpr int quiet_looks_to_release = 3;
   struct Listener {
     LinkPtr link;
     int tag = 0;
@@ -130,7 +146,10 @@ class Engine {
   bool test_operations();
   bool poll_listeners();
   bool receiving_control(const Listener& listener) const;
+  bool frames_waiting(const LinkPtr& link) const;
   void finish(size_t index, OpStatus status);
+  void defer(Operation&& op, OpStatus status);
+  bool release_deferred(bool all);
   void drop_link(const LinkPtr& link);
   bool drain_quarantine(bool release_all);
   bool discard_frames(Quarantined& quarantined);
@@ -154,6 +173,7 @@ class Engine {
   std::vector<Operation> active_;
   std::vector<MPI_Request> requests_;  // parallel to active_
   std::vector<Listener> listeners_;
+  std::vector<Deferred> deferred_;
   std::vector<protocol::Bytes> graveyard_;  // buffers MPI may still touch after a peer was lost
 };
 

@@ -3,9 +3,13 @@
 // 64 KiB, as a proxy does. Frames must reach the listener whole and in the order sent, a
 // frame over the limit must be dropped, and the listener's process must live on: Open MPI
 // 4.1's UCX PML crashed it on the truncated receive (docs/FINDINGS.md).
-// Exit status 0 when rank 1 saw exactly the expected frames.
+// Then, on a second link whose listener polls only when asked (as a client's): a message on a
+// data tag received with receive_after_frames must end after the control frames sent before
+// it reached the listener, although MPI orders them per tag only and nothing asked for them.
+// Exit status 0 when rank 1 saw exactly the expected frames, in that order.
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -79,6 +83,55 @@ int receive_frames(MPI_Comm peer) {
   return 0;
 }
 
+constexpr int ordered_frames = 3;
+const int trailer_tag = transport::data_tag(7);
+
+void send_frames_then_trailer(MPI_Comm peer) {
+  for (unsigned seed = 0; seed < ordered_frames; ++seed) {
+    Bytes frame = frame_of(32, seed);
+    MPI_Send(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, 0, transport::control_tag, peer);
+  }
+  const int32_t trailer = 0;
+  MPI_Send(&trailer, sizeof trailer, MPI_BYTE, 0, trailer_tag, peer);
+}
+
+int receive_frames_then_trailer(MPI_Comm peer) {
+  transport::Engine engine;
+  engine.start({});
+  engine.wait_started();
+  auto link = std::make_shared<transport::Link>(peer);
+  std::mutex mutex;
+  std::vector<char> events;  // 'f': a frame delivered, 't': the trailer's receive ended
+  engine.listen(link, transport::control_tag, false, [&](Bytes&&) {
+    std::lock_guard lock(mutex);
+    events.push_back('f');
+  });
+  int32_t trailer = -1;
+  engine.receive_after_frames(link, trailer_tag, &trailer, sizeof trailer, [&](transport::OpStatus, Bytes&&) {
+    std::lock_guard lock(mutex);
+    events.push_back('t');
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    {
+      std::lock_guard lock(mutex);
+      if (!events.empty() && events.back() == 't') break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  engine.stop();
+  std::lock_guard lock(mutex);
+  const std::vector<char> expected{'f', 'f', 'f', 't'};
+  std::printf("engine-frames: %zu events after the frames and the trailer\n", events.size());
+  if (events != expected) {
+    std::printf("engine-frames: the trailer's receive did not end after the %d frames sent before it\n",
+                ordered_frames);
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,15 +149,22 @@ int main(int argc, char** argv) {
   // An intercommunicator whose remote group is the other process, as a proxy's link is.
   MPI_Comm own = MPI_COMM_NULL;
   MPI_Comm peer = MPI_COMM_NULL;
+  MPI_Comm second_peer = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &own);
   MPI_Intercomm_create(own, 0, MPI_COMM_WORLD, 1 - rank, 0, &peer);
+  MPI_Intercomm_create(own, 0, MPI_COMM_WORLD, 1 - rank, 1, &second_peer);
   MPI_Comm_set_errhandler(peer, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(second_peer, MPI_ERRORS_RETURN);
   int status = 0;
   if (rank == 0) {
     send_frames(peer);
+    send_frames_then_trailer(second_peer);
     MPI_Comm_free(&peer);
+    MPI_Comm_free(&second_peer);
   } else {
-    status = receive_frames(peer);  // the engine frees the link's communicator when it stops
+    // In the order rank 0 sends; each engine frees its link's communicator when it stops.
+    status = receive_frames(peer);
+    status = std::max(status, receive_frames_then_trailer(second_peer));
   }
   int worst = 0;
   MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
