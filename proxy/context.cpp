@@ -1,6 +1,9 @@
 // Context family on the proxy side.
 #include <CL/cl.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "proxy/executors.hpp"
 #include "proxy/vendors.hpp"
 
@@ -8,11 +11,26 @@ namespace hivecl::proxy {
 
 using namespace protocol;
 
+namespace {
+
+// What a client may forward (libhivecl refuses the rest itself): CL_CONTEXT_INTEROP_USER_SYNC,
+// once, true or false. Checked here too, since NVIDIA crashes on some invalid properties
+// (CTS test_api negative_create_context) and a crash of the proxy ends every client's session.
+void check_forwarded_properties(const std::vector<int64_t>& properties) {
+  if (properties.size() % 2 != 0) throw ClError{CL_INVALID_VALUE};
+  if (properties.size() > 2 || (!properties.empty() && (properties[0] != CL_CONTEXT_INTEROP_USER_SYNC ||
+                                                        (properties[1] != CL_TRUE && properties[1] != CL_FALSE))))
+    throw ClError{CL_INVALID_PROPERTY};
+}
+
+}  // namespace
+
 CreateContext::Reply execute(Call& call, const CreateContext::Request& request) {
   Session& session = call.session;
   session.check_fresh(request.id);
   const auto devices = session.devices(request.devices);
-  if (devices.empty() || request.properties.size() % 2 != 0) throw ClError{CL_INVALID_VALUE};
+  if (devices.empty()) throw ClError{CL_INVALID_VALUE};
+  check_forwarded_properties(request.properties);
   const cl_platform_id platform = session.platform_of(request.devices.front());
   for (ObjectId device : request.devices)
     if (session.platform_of(device) != platform) throw ClError{CL_INVALID_DEVICE};

@@ -165,6 +165,26 @@ void check_box_read_back(const std::byte* back, size_t rows, Written written) {
 
 }  // namespace
 
+TEST_CASE("Context properties other than interop user sync are refused before the runtime sees them, and the "
+          "session serves on",
+          "[session][bad-input]") {
+  StartedSession test;
+  const int64_t sync = CL_CONTEXT_INTEROP_USER_SYNC;
+  const std::vector<std::vector<int64_t>> refused{
+      {CL_CONTEXT_PLATFORM, 0x1234}, {0x7fff, 1}, {sync, 7}, {sync, CL_TRUE, sync, CL_TRUE}};
+  uint64_t sequence = 0;
+  for (const auto& properties : refused) {
+    test.send<CreateContext>(++sequence, {.id = first_session_id + sequence, .devices = {1}, .properties = properties});
+    CHECK(test.link->status_of(sequence) == CL_INVALID_PROPERTY);
+  }
+  test.send<CreateContext>(++sequence, {.id = first_session_id + sequence, .devices = {1}, .properties = {sync}});
+  CHECK(test.link->status_of(sequence) == CL_INVALID_VALUE);
+  test.send<CreateContext>(++sequence, {.id = first_session_id + sequence, .devices = {1}, .properties = {sync, CL_FALSE}});
+  CHECK(test.link->status_of(sequence) == CL_SUCCESS);
+  CHECK(test.session.usage().objects() == 1);
+  test.send<Goodbye>(++sequence, {});
+}
+
 TEST_CASE("A buffer's initial data named by address is refused off the memory path, and the session serves on",
           "[session][bad-input]") {
   StartedSession test;
