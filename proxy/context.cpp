@@ -14,8 +14,9 @@ using namespace protocol;
 namespace {
 
 // What a client may forward (libhivecl refuses the rest itself): CL_CONTEXT_INTEROP_USER_SYNC,
-// once, true or false. Checked here too, since NVIDIA crashes on some invalid properties
-// (CTS test_api negative_create_context) and a crash of the proxy ends every client's session.
+// once, true or false. Checked here too: NVIDIA crashes natively in CTS test_api
+// negative_create_context, which gives it invalid properties among other bad input (which one
+// crashes it was not isolated), and a crash of the proxy ends every client's session.
 void check_forwarded_properties(const std::vector<int64_t>& properties) {
   if (properties.size() % 2 != 0) throw ClError{CL_INVALID_VALUE};
   if (properties.size() > 2 || (!properties.empty() && (properties[0] != CL_CONTEXT_INTEROP_USER_SYNC ||
