@@ -44,10 +44,8 @@ cl_event LaunchGate::before_launch(cl_command_queue queue) {
   launch_started_ = Clock::now();
   const bool every_burst = slow_submission_.count() == 0;
   if (queue != burst_queue_ || (!every_burst && launch_started_ - last_returned_ > tight_gap)) {
-    open();  // the burst behind the gate has ended
+    end_burst();  // the burst behind the gate has ended
     burst_queue_ = queue;
-    slow_launches_ = 0;
-    gated_in_burst_ = false;
     return nullptr;
   }
   const unsigned streak = gated_in_burst_ || every_burst ? slow_launches_to_gate : slow_launches_to_first_gate;

@@ -203,14 +203,17 @@ void Engine::finish(size_t index, OpStatus status) {
   active_.pop_back();
   requests_[index] = requests_.back();
   requests_.pop_back();
-  if (op.after_frames && status == OpStatus::done) return defer(std::move(op), status);
-  if (op.done) op.done(status, std::move(op.owned));
+  if (op.after_frames && status == OpStatus::done) {
+    defer(std::move(op));
+  } else if (op.done) {
+    op.done(status, std::move(op.owned));
+  }
 }
 
 // Until released, the link's listeners look for frames even where none is expected.
-void Engine::defer(Operation&& op, OpStatus status) {
+void Engine::defer(Operation&& op) {
   op.link->expect(1);
-  deferred_.push_back({.op = std::move(op), .status = status, .until = Clock::now() + ordered_delivery_bound});
+  deferred_.push_back({.op = std::move(op), .until = Clock::now() + ordered_delivery_bound});
 }
 
 // Runs the deferred operations whose links showed no frame to deliver at enough looks in a row,
@@ -228,7 +231,7 @@ bool Engine::release_deferred(bool all) {
   });
   for (Deferred& deferred : released) {
     deferred.op.link->expect(-1);
-    if (deferred.op.done) deferred.op.done(deferred.status, std::move(deferred.op.owned));
+    if (deferred.op.done) deferred.op.done(OpStatus::done, std::move(deferred.op.owned));
   }
   return !released.empty();
 }

@@ -114,8 +114,7 @@ class Engine {
   // A receive_after_frames that ended, held until its link shows no frame to deliver at a few
   // looks in a row: a probe may miss a frame that has arrived until MPI makes progress (UCX).
   struct Deferred {
-    Operation op;
-    OpStatus status;
+    Operation op;  // ended, done
     std::chrono::steady_clock::time_point until;
     int quiet_looks = 0;
   };
@@ -148,7 +147,7 @@ class Engine {
   bool receiving_control(const Listener& listener) const;
   bool frames_waiting(const LinkPtr& link) const;
   void finish(size_t index, OpStatus status);
-  void defer(Operation&& op, OpStatus status);
+  void defer(Operation&& op);
   bool release_deferred(bool all);
   void drop_link(const LinkPtr& link);
   bool drain_quarantine(bool release_all);
