@@ -39,6 +39,7 @@ class Lexer {
   explicit Lexer(std::string text) : text_(std::move(text)) {}
 
   std::vector<Token> run() {
+    tokens_.reserve(text_.size() / 4);  // about as many as OpenCL C has; fewer reallocations of the whole
     while (position_ < text_.size()) step();
     return std::move(tokens_);
   }
@@ -56,7 +57,8 @@ class Lexer {
     if (digit(c) || (c == '.' && digit(at(1)))) return emit(TokenKind::number, number_length());
     if (c == '"' || c == '\'') return emit(TokenKind::literal, literal_length(c));
     for (std::string_view op : operators)
-      if (std::string_view(text_).substr(position_, op.size()) == op) return emit(TokenKind::punctuator, op.size());
+      if (op[0] == c && std::string_view(text_).substr(position_, op.size()) == op)
+        return emit(TokenKind::punctuator, op.size());
     emit(TokenKind::punctuator, 1);
   }
 

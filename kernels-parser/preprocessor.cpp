@@ -358,9 +358,10 @@ class Evaluator {
   int nesting_ = 0;
 };
 
-std::vector<Token> until_newline(const std::vector<Token>& tokens, size_t& position) {
+std::vector<Token> until_newline(std::vector<Token>& tokens, size_t& position) {
   std::vector<Token> line;
-  while (position < tokens.size() && tokens[position].kind != TokenKind::newline) line.push_back(tokens[position++]);
+  while (position < tokens.size() && tokens[position].kind != TokenKind::newline)
+    line.push_back(std::move(tokens[position++]));
   ++position;
   return line;
 }
@@ -388,7 +389,7 @@ void Preprocessor::define(const std::string& name, const std::string& value) {
 }
 
 void Preprocessor::run(const std::string& source, int depth) {
-  const std::vector<Token> tokens = lex(source);
+  std::vector<Token> tokens = lex(source);
   size_t position = 0;
   while (position < tokens.size()) {
     std::vector<Token> line = until_newline(tokens, position);
@@ -396,23 +397,32 @@ void Preprocessor::run(const std::string& source, int depth) {
       flush();
       directive(std::move(line), depth);
     } else {
-      text_line(line);
+      text_line(std::move(line));
     }
   }
   flush();
   if (depth == 0 && !conditionals_.empty()) uncertain("an #if without its #endif");
 }
 
-void Preprocessor::text_line(const std::vector<Token>& line) {
-  if (mode() == Mode::active) pending_.insert(pending_.end(), line.begin(), line.end());
+void Preprocessor::text_line(std::vector<Token> line) {
+  if (mode() == Mode::active)
+    pending_.insert(pending_.end(), std::make_move_iterator(line.begin()), std::make_move_iterator(line.end()));
   if (mode() == Mode::unknown && signature_relevant(line))
     uncertain("kernels or types inside a conditional on a macro the device compiler may define");
 }
 
 void Preprocessor::flush() {
-  std::vector<Token> expanded = Expander(macros_, *this, std::move(pending_)).run();
+  // Most text names no macro: it is its own expansion, moved rather than rescanned.
+  const bool names_macro = std::any_of(pending_.begin(), pending_.end(), [&](const Token& token) {
+    return token.identifier() && macros_.count(token.text) != 0;
+  });
+  std::vector<Token> expanded = names_macro ? Expander(macros_, *this, std::move(pending_)).run() : std::move(pending_);
   pending_.clear();
-  output_.insert(output_.end(), std::make_move_iterator(expanded.begin()), std::make_move_iterator(expanded.end()));
+  if (output_.empty()) {
+    output_ = std::move(expanded);
+  } else {
+    output_.insert(output_.end(), std::make_move_iterator(expanded.begin()), std::make_move_iterator(expanded.end()));
+  }
 }
 
 void Preprocessor::directive(std::vector<Token> line, int depth) {

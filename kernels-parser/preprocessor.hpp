@@ -65,7 +65,7 @@ class Preprocessor {
   void next_branch(const Value* condition);
   void define_directive(const std::vector<Token>& arguments);
   void include_directive(const std::vector<Token>& arguments, int depth);
-  void text_line(const std::vector<Token>& line);
+  void text_line(std::vector<Token> line);
   void flush();
   Value defined(const std::string& name);
 
