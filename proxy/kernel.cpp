@@ -255,7 +255,7 @@ void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {
     return values.empty() ? nullptr : reinterpret_cast<const size_t*>(values.data());
   };
   LaunchGate& gate = call.session.launch_gate();
-  if (const cl_event closed = gate.before_launch(enqueue.queue)) enqueue.waits.push_back(closed);
+  if (const cl_event closed = gate.before_launch(enqueue.queue, enqueue.facts.gated)) enqueue.waits.push_back(closed);
   cl_event event = nullptr;
   const cl_int status = clEnqueueNDRangeKernel(enqueue.queue, kernel, request.work_dim, pointer(request.global_offset),
                                                pointer(request.global_size), pointer(request.local_size),

@@ -39,8 +39,12 @@ LaunchGate::~LaunchGate() {
   if (keeper_.joinable()) keeper_.join();
 }
 
-cl_event LaunchGate::before_launch(cl_command_queue queue) {
+cl_event LaunchGate::before_launch(cl_command_queue queue, bool gated) {
   if (!enabled_) return nullptr;
+  if (!gated) {
+    end_burst();  // and after_launch, finding no burst, leaves this launch out
+    return nullptr;
+  }
   launch_started_ = Clock::now();
   const bool every_burst = slow_submission_.count() == 0;
   if (queue != burst_queue_ || (!every_burst && launch_started_ - last_returned_ > tight_gap)) {
@@ -56,7 +60,7 @@ cl_event LaunchGate::before_launch(cl_command_queue queue) {
 }
 
 void LaunchGate::after_launch(bool enqueued) {
-  if (!enabled_) return;
+  if (!enabled_ || !burst_queue_) return;
   last_returned_ = Clock::now();
   // A refused launch submitted nothing: the streak begins again.
   slow_launches_ = enqueued && last_returned_ - launch_started_ >= slow_submission_ ? slow_launches_ + 1 : 0;

@@ -43,8 +43,8 @@ class LaunchGate {
 
   // Called by the thread that makes the session's launches, around each native launch on
   // `queue`: the event the launch must also wait for (null: none), then whether it was
-  // enqueued.
-  cl_event before_launch(cl_command_queue queue);
+  // enqueued. A launch on a queue that may not be gated (`gated` false) ends a burst.
+  cl_event before_launch(cl_command_queue queue, bool gated);
   void after_launch(bool enqueued);
   // The launching thread: the burst has ended (another request of the session, a wait, a read,
   // a release; the session's worker found no request; teardown). Opens a closed gate.

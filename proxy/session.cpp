@@ -9,6 +9,7 @@
 #include "proxy/executors.hpp"
 #include "proxy/output_capture.hpp"
 #include "proxy/server.hpp"
+#include "proxy/vendors.hpp"
 #include "transport/polling.hpp"
 
 namespace hivecl::proxy {
@@ -128,8 +129,18 @@ void Session::drop_staging(cl_context context) {
 }
 
 void Session::note_queue(cl_command_queue queue, QueueFacts facts) {
+  facts.gated = facts.in_order && launch_gate_covers(facts.device);
   std::lock_guard lock(queue_facts_mutex_);
   queue_facts_[queue] = facts;
+}
+
+bool Session::launch_gate_covers(cl_device_id device) const {
+  const Config& config = server_.config();
+  if (!config.launch_gate) return false;
+  cl_platform_id platform = nullptr;
+  return config.launch_gate_platform.empty() ||
+         (clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) == CL_SUCCESS &&
+          platform_string(platform, CL_PLATFORM_NAME).find(config.launch_gate_platform) != std::string::npos);
 }
 
 Session::QueueFacts Session::facts_of(cl_command_queue queue) const {
@@ -140,6 +151,7 @@ Session::QueueFacts Session::facts_of(cl_command_queue queue) const {
   QueueFacts facts{.context = nullptr, .device = nullptr, .in_order = is_in_order(queue)};
   check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof facts.context, &facts.context, nullptr));
   check(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof facts.device, &facts.device, nullptr));
+  facts.gated = facts.in_order && launch_gate_covers(facts.device);
   return facts;
 }
 

@@ -115,8 +115,9 @@ class Session {
     cl_context context = nullptr;
     cl_device_id device = nullptr;
     bool in_order = true;
+    bool gated = false;  // the launch gate may hold its launches: in order, on a platform the gate covers
   };
-  void note_queue(cl_command_queue queue, QueueFacts facts);
+  void note_queue(cl_command_queue queue, QueueFacts facts);  // sets `gated`
   QueueFacts facts_of(cl_command_queue queue) const;
   cl_device_id device(protocol::ObjectId id) const;
   cl_platform_id platform_of(protocol::ObjectId device_id) const;
@@ -174,6 +175,7 @@ class Session {
   std::unique_ptr<Inbound> next_request();
   void teardown();
   void drop_staging(cl_context context);
+  bool launch_gate_covers(cl_device_id device) const;  // the gate is on, for the device's platform
 
   const uint32_t number_;
   ClientLinkPtr link_;

@@ -84,6 +84,13 @@ Setter optional_duration_setter(std::optional<std::chrono::microseconds> Config:
   };
 }
 
+std::string launch_gate_setting(const Config& config) {
+  if (!config.launch_gate) return "off";
+  if (config.launch_gate == automatic_launch_gate && config.launch_gate_platform == automatic_launch_gate_platform)
+    return "auto";
+  return std::to_string(config.launch_gate->count());
+}
+
 const std::map<std::string, Setter>& setters() {
   static const std::map<std::string, Setter> table{
       {"cluster_dir", [](Config& c, const std::string& v) {
@@ -95,7 +102,16 @@ const std::map<std::string, Setter>& setters() {
       {"log", log_level_setter(&Config::log_level)},
       {"proxy_log", log_level_setter(&Config::proxy_log_level)},
       {"eager_mpi_init", [](Config& c, const std::string& v) { return parse_bool(v, c.eager_mpi_init); }},
-      {"launch_gate_us", optional_duration_setter(&Config::launch_gate, "off")},
+      {"launch_gate_us", [](Config& c, const std::string& v) {
+         if (v == "auto") {
+           c.launch_gate = automatic_launch_gate;
+           c.launch_gate_platform = automatic_launch_gate_platform;
+           return true;
+         }
+         if (!optional_duration_setter(&Config::launch_gate, "off")(c, v)) return false;
+         c.launch_gate_platform.clear();
+         return true;
+       }},
       {"peer_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.peer_timeout); }},
       {"connect_timeout_ms", [](Config& c, const std::string& v) { return parse_duration(v, c.connect_timeout); }},
       {"poll_spin_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_spin); }},
@@ -184,7 +200,7 @@ std::string Config::describe() const {
        << "log = " << log_level << "\n"
        << "proxy_log = " << proxy_log_level << "\n"
        << "eager_mpi_init = " << (eager_mpi_init ? "true" : "false") << "\n"
-       << "launch_gate_us = " << (launch_gate ? std::to_string(launch_gate->count()) : "off") << "\n"
+       << "launch_gate_us = " << launch_gate_setting(*this) << "\n"
        << "peer_timeout_ms = " << peer_timeout.count() << "\n"
        << "connect_timeout_ms = " << connect_timeout.count() << "\n"
        << "poll_spin_us = " << poll_spin.count() << "\n"

@@ -13,6 +13,11 @@
 
 namespace hivecl {
 
+// launch_gate_us = auto: NVIDIA's runtime is slow to submit a launch (docs/FINDINGS.md); other
+// runtimes were not measured with the gate.
+inline constexpr std::chrono::microseconds automatic_launch_gate{5};
+inline constexpr const char* automatic_launch_gate_platform = "NVIDIA";
+
 struct Config {
   std::string cluster_dir;              // rendezvous directory of the cluster to use/serve
   std::string nodes;                    // client: only these nodes' devices (comma-separated); empty: all
@@ -23,8 +28,11 @@ struct Config {
   // devices through hwloc's OpenCL plugin and must not start MPI by doing so.
   bool eager_mpi_init = false;
   // Proxy and in-process: a burst of launches each taking this long natively is held behind a
-  // gate (proxy/launch_gate.hpp); 0: every burst; none (the default): never.
-  std::optional<std::chrono::microseconds> launch_gate;
+  // gate (proxy/launch_gate.hpp), on the queues of platforms whose name contains
+  // `launch_gate_platform` (empty: every platform); 0: every burst; none: never. The setting
+  // `launch_gate_us = auto` (the default) is 5 µs on NVIDIA's platform only, where it was measured.
+  std::optional<std::chrono::microseconds> launch_gate = automatic_launch_gate;
+  std::string launch_gate_platform = automatic_launch_gate_platform;
   std::chrono::milliseconds peer_timeout{5000};     // a silent peer is declared dead after this
   std::chrono::milliseconds connect_timeout{10000}; // connecting to a proxy gives up after this
   std::chrono::microseconds poll_spin{2000};        // busy polling before backing off to sleeps

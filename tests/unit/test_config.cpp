@@ -95,17 +95,24 @@ TEST_CASE("proxy_poll_spin_us is a duration or auto (by the node's cores)", "[co
   CHECK(config.session_poll_spin() == automatic);
 }
 
-TEST_CASE("launch_gate_us is a duration or off (the default)", "[config]") {
+TEST_CASE("launch_gate_us is auto (the default: 5 us on NVIDIA's platform), a duration on every platform, or off",
+          "[config]") {
   Config config;
-  CHECK_FALSE(config.launch_gate);
-  CHECK(config.describe().find("launch_gate_us = off\n") != std::string::npos);
+  CHECK(config.launch_gate == std::chrono::microseconds(5));
+  CHECK(config.launch_gate_platform == "NVIDIA");
+  CHECK(config.describe().find("launch_gate_us = auto\n") != std::string::npos);
   REQUIRE(config.set("launch_gate_us", "5"));
   REQUIRE(config.launch_gate == std::chrono::microseconds(5));
+  CHECK(config.launch_gate_platform.empty());
   CHECK(config.describe().find("launch_gate_us = 5\n") != std::string::npos);
   REQUIRE(config.set("launch_gate_us", "off"));
   CHECK_FALSE(config.launch_gate);
+  CHECK(config.describe().find("launch_gate_us = off\n") != std::string::npos);
   REQUIRE(config.set("launch_gate_us", "0"));
   CHECK(config.launch_gate == std::chrono::microseconds(0));
   CHECK_FALSE(config.set("launch_gate_us", "sometimes"));
   CHECK(config.launch_gate == std::chrono::microseconds(0));
+  REQUIRE(config.set("launch_gate_us", "auto"));
+  CHECK(config.launch_gate == std::chrono::microseconds(5));
+  CHECK(config.launch_gate_platform == "NVIDIA");
 }

@@ -48,9 +48,9 @@ struct Bumps {
   }
 
   // One launch through `gate`, as the proxy's executor makes it; whether the gate held it.
-  bool launch(LaunchGate& gate, cl_command_queue queue, size_t local = 1) {
+  bool launch(LaunchGate& gate, cl_command_queue queue, size_t local = 1, bool gated = true) {
     const size_t one = 1;
-    const cl_event closed = gate.before_launch(queue);
+    const cl_event closed = gate.before_launch(queue, gated);
     cl_event event = nullptr;
     const cl_int status = clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &one, &local, closed ? 1 : 0,
                                                  closed ? &closed : nullptr, &event);
@@ -147,7 +147,8 @@ TEST_CASE("a refused launch leaves no gate behind it", "[launch-gate]") {
   CHECK(bumps.counted() == 2 * streak + 1);
 }
 
-TEST_CASE("no gate on an out-of-order queue, nor when it is off or launches are fast", "[launch-gate]") {
+TEST_CASE("no gate on an out-of-order queue or one the gate does not cover, nor when it is off or launches are fast",
+          "[launch-gate]") {
   Bumps bumps;
   cl_int status = CL_SUCCESS;
   const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
@@ -159,6 +160,9 @@ TEST_CASE("no gate on an out-of-order queue, nor when it is off or launches are 
     REQUIRE(clFinish(unordered) == CL_SUCCESS);
     clReleaseCommandQueue(unordered);
   }
+  LaunchGate every_burst(0us);  // but on a queue the gate does not cover (another vendor's)
+  for (int i = 0; i < 20; ++i) CHECK_FALSE(bumps.launch(every_burst, bumps.native.queue, 1, false));
+  CHECK(bumps.gated_among(every_burst, streak + 1) == last_gated);  // one it covers begins a burst
   LaunchGate off(std::nullopt);
   CHECK(bumps.gated_among(off, 20).empty());
   LaunchGate only_slow(std::chrono::hours(1));  // no launch takes that long

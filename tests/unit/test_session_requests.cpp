@@ -98,8 +98,8 @@ std::unique_ptr<proxy::DataPath> this_process_path(bool memory_path) {
 // Its data path is MPI (as until a Hello says otherwise) unless `path` is given; `pid` is the
 // client's. The session's worker is joined, its objects released, when it goes.
 struct StartedSession {
-  explicit StartedSession(std::unique_ptr<proxy::DataPath> path = nullptr, int32_t pid = 0)
-      : server(config, native_devices(config)), session(1, link, server) {
+  explicit StartedSession(std::unique_ptr<proxy::DataPath> path = nullptr, int32_t pid = 0, Config settings = {})
+      : config(std::move(settings)), server(config, native_devices(config)), session(1, link, server) {
     session.set_greeted("test", pid);
     if (path) session.set_data_path(std::move(path));
     session.start();
@@ -183,6 +183,23 @@ TEST_CASE("Context properties other than interop user sync are refused before th
   CHECK(test.link->status_of(sequence) == CL_SUCCESS);
   CHECK(test.session.usage().objects() == 1);
   test.send<Goodbye>(++sequence, {});
+}
+
+TEST_CASE("The launch gate covers the queues of NVIDIA's platform by default, every in-order queue when set to a "
+          "duration, none when off",
+          "[session][launch-gate]") {
+  Config every_platform, off;
+  REQUIRE(every_platform.set("launch_gate_us", "0"));
+  REQUIRE(off.set("launch_gate_us", "off"));
+  const bool nvidia = native_devices(Config{}).front().platform_name.find("NVIDIA") != std::string::npos;
+  for (const auto& [config, gated] : {std::pair{Config{}, nvidia}, std::pair{every_platform, true}, std::pair{off, false}}) {
+    StartedSession test(nullptr, 0, config);
+    test.make_objects();
+    REQUIRE(test.link->status_of(2) == CL_SUCCESS);
+    const auto queue = test.session.get<cl_command_queue>(StartedSession::queue);
+    CHECK(test.session.facts_of(queue).gated == gated);
+    test.send<Goodbye>(5, {});
+  }
 }
 
 TEST_CASE("A buffer's initial data named by address is refused off the memory path, and the session serves on",
