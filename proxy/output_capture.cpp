@@ -4,11 +4,11 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "log.hpp"
 #include "proxy/client_link.hpp"
@@ -25,9 +25,10 @@ constexpr size_t read_bytes = 64 << 10;  // the most text in one frame
 }  // namespace
 
 bool may_print(std::span<const std::byte> program) {
-  constexpr std::string_view name = "printf";
-  const auto* first = reinterpret_cast<const char*>(program.data());
-  return std::search(first, first + program.size(), name.begin(), name.end()) != first + program.size();
+  // string_view's find looks for the first letter with memchr: a byte-by-byte search cost as
+  // much as the native clCreateProgramWithSource itself (callgrind, SHOC's 3 KB source).
+  const std::string_view text(reinterpret_cast<const char*>(program.data()), program.size());
+  return text.find("printf") != std::string_view::npos;
 }
 
 OutputCapture& OutputCapture::get() {
