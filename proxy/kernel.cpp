@@ -231,10 +231,8 @@ bool too_many_groups_for_runtime(cl_command_queue queue, const EnqueueNDRangeKer
                           request.work_dim) <= UINT32_MAX)
     return false;
   cl_device_id device = nullptr;
-  cl_platform_id platform = nullptr;
   return clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) == CL_SUCCESS &&
-         clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) == CL_SUCCESS &&
-         platform_string(platform, CL_PLATFORM_NAME) == "Portable Computing Language";
+         platform_name_of(device) == "Portable Computing Language";
 }
 
 void enqueue_kernel(Call& call, const EnqueueNDRangeKernel::Request& request) {

@@ -136,11 +136,8 @@ void Session::note_queue(cl_command_queue queue, QueueFacts facts) {
 
 bool Session::launch_gate_covers(cl_device_id device) const {
   const Config& config = server_.config();
-  if (!config.launch_gate) return false;
-  cl_platform_id platform = nullptr;
-  return config.launch_gate_platform.empty() ||
-         (clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) == CL_SUCCESS &&
-          platform_string(platform, CL_PLATFORM_NAME).find(config.launch_gate_platform) != std::string::npos);
+  return config.launch_gate &&
+         platform_name_of(device).find(config.launch_gate_platform) != std::string::npos;
 }
 
 Session::QueueFacts Session::facts_of(cl_command_queue queue) const {

@@ -114,6 +114,12 @@ std::string platform_string(cl_platform_id platform, cl_platform_info param) {
   return text;
 }
 
+std::string platform_name_of(cl_device_id device) {
+  cl_platform_id platform = nullptr;
+  if (clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) != CL_SUCCESS) return {};
+  return platform_string(platform, CL_PLATFORM_NAME);
+}
+
 cl_context create_native_context(cl_platform_id platform, const cl_context_properties* properties,
                                  cl_uint device_count, const cl_device_id* devices, cl_int* status) {
   return dispatch_of(platform).clCreateContext(properties, device_count, devices, nullptr, nullptr, status);

@@ -25,6 +25,8 @@ std::vector<NativeDevice> find_vendor_devices(const Config& config, const void* 
 // A text of clGetPlatformInfo (CL_PLATFORM_NAME, ...), asked through the platform's own dispatch
 // table (as below).
 std::string platform_string(cl_platform_id platform, cl_platform_info param);
+// The name of `device`'s platform; empty if the runtime does not tell it.
+std::string platform_name_of(cl_device_id device);
 
 // clCreateContext through the platform's own dispatch table rather than the OpenCL loader's
 // entry point: in-process the loader need not list the platform's library (local_libraries may
