@@ -34,8 +34,10 @@ Cluster::Cluster() : config_(hivecl::config()) {
   const bool skip_this_node = in_process_ || config_.local_devices == "hidden";
   for (const auto& record : records) {
     if (!config_.uses_node(record.node) || (skip_this_node && record.node == node_name())) continue;
-    add_connection(std::make_unique<Connection>(*this, engine_, record), record.devices);
-    ++remote_connections_;
+    auto connection = std::make_unique<Connection>(*this, engine_, record);
+    if (!connection->may_connect_without_mpi()) ++proxies_needing_mpi_;
+    add_connection(std::move(connection), record.devices);
+    ++proxy_connections_;
   }
   if (devices_.empty()) {
     log::debug("no proxy in ", config_.cluster_dir, ": HiveCL offers no platform");
@@ -46,7 +48,7 @@ Cluster::Cluster() : config_(hivecl::config()) {
     register_handle(device.get(), HandleKind::device);
     device_handles_.push_back(device.get());
   }
-  log::debug("cluster ", config_.cluster_dir, ": ", remote_connections_, " proxies, ", devices_.size(), " devices",
+  log::debug("cluster ", config_.cluster_dir, ": ", proxy_connections_, " proxies, ", devices_.size(), " devices",
              in_process_ ? " (with this node's in-process)" : "");
 }
 
@@ -93,18 +95,27 @@ void Cluster::open_in_process() {
   log::debug("in-process: ", in_process_->devices().size(), " devices of this node");
 }
 
-void Cluster::start_mpi() {
-  if (remote_connections_ == 0) return;
-  std::call_once(mpi_start_, [this] {
+void Cluster::start_watching() {
+  std::call_once(watching_start_, [this] {
     monitor_ = std::make_unique<transport::WatchdogMonitor>();
     std::atexit([] { Cluster::get().shutdown(); });
+  });
+}
+
+void Cluster::start_mpi() {
+  if (proxies_needing_mpi_ > 0) launch_mpi();
+}
+
+void Cluster::launch_mpi() {
+  start_watching();
+  std::call_once(mpi_start_, [this] {
     engine_.start({.spin = config_.poll_spin, .max_sleep = config_.poll_sleep, .max_message_bytes = config_.max_message_bytes},
                   [this] { return init_mpi(); }, [this] { finalize_mpi(); });
   });
 }
 
 bool Cluster::wait_mpi() {
-  start_mpi();
+  launch_mpi();
   return engine_.wait_started();
 }
 
@@ -151,6 +162,7 @@ bool Cluster::init_mpi() {
     int provided = 0;
     const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     if (rc != MPI_SUCCESS) return false;
+    log::debug("MPI initialised");
     mpi_ours_ = true;
     if (provided < MPI_THREAD_MULTIPLE) {
       log::error("the MPI library does not provide MPI_THREAD_MULTIPLE");

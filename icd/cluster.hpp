@@ -30,12 +30,15 @@ class Cluster {
   const std::vector<cl_device_id>& devices() const { return device_handles_; }
   const Config& config() const { return config_; }
   transport::Engine& engine() { return engine_; }
-  transport::WatchdogMonitor& monitor() { return *monitor_; }  // exists once MPI was started
+  transport::WatchdogMonitor& monitor() { return *monitor_; }  // exists once start_watching() ran
 
-  // MPI starts in the background (at the first device query with eager_mpi_init) or on demand;
-  // never in a process that uses no proxy (in-process devices only).
+  // Starts the watchdog monitor and the orderly ending at exit: before the first connection.
+  void start_watching();
+  // MPI starts in the background (at the first device query with eager_mpi_init, where a proxy
+  // needs it) or on demand; never in a process that uses no proxy of another node (in-process
+  // devices, proxies of this node connected without MPI) unless a proxy turns it down.
   void start_mpi();
-  // Blocks until MPI is up; false if it could not be initialised.
+  // Starts MPI if needed and blocks until it is up; false if it could not be initialised.
   bool wait_mpi();
   // MPI_Comm_connect to the port of `watchdog`'s turn (MPI_COMM_NULL when it fails), given up
   // when the proxy closes that watchdog connection or after `limit`: a connect cannot be interrupted, and waits
@@ -52,6 +55,8 @@ class Cluster {
   // Loads libhivecl-local.so and adds the devices it serves, first in the platform.
   void open_in_process();
   void add_connection(std::unique_ptr<Connection> connection, const std::vector<protocol::DeviceRecord>& devices);
+  // Starts MPI in the engine's thread, once.
+  void launch_mpi();
   bool init_mpi();
   void finalize_mpi();
   void watch_application_finalize();
@@ -60,11 +65,13 @@ class Cluster {
   _cl_platform_id platform_;
   std::unique_ptr<transport::InProcessBackend> in_process_;
   std::vector<std::unique_ptr<Connection>> connections_;
-  size_t remote_connections_ = 0;
+  size_t proxy_connections_ = 0;
+  size_t proxies_needing_mpi_ = 0;  // of those, the ones not offered a session without MPI
   std::vector<std::unique_ptr<_cl_device_id>> devices_;
   std::vector<cl_device_id> device_handles_;
   transport::Engine engine_;
   std::unique_ptr<transport::WatchdogMonitor> monitor_;
+  std::once_flag watching_start_;
   std::once_flag mpi_start_;
   std::once_flag shutdown_once_;
   bool mpi_ours_ = false;

@@ -100,9 +100,13 @@ bool Connection::may_share_memory() const {
   return record_.node == hivecl::node_name() && data_path_choice() != transport::DataPathChoice::mpi;
 }
 
+bool Connection::may_connect_without_mpi() const {
+  return may_share_memory() && cluster_.config().control_path != "mpi";
+}
+
 std::unique_ptr<transport::ControlChannel> Connection::offer_control_channel() {
   const Config& config = cluster_.config();
-  if (!may_share_memory() || config.control_path == "mpi") return nullptr;
+  if (!may_connect_without_mpi()) return nullptr;
   auto channel = transport::ControlChannel::create();
   if (channel)
     channel->listen([this](Bytes&& frame) { on_control(std::move(frame)); },
@@ -126,11 +130,10 @@ void Connection::await_reply(PendingReply& pending) {
   pending.arrived.wait();
 }
 
-Hello::Request Connection::hello(const transport::WatchdogConnection& watchdog,
-                                 const transport::ControlChannel* offered) const {
+Hello::Request Connection::hello(const Bytes& watchdog_token, const transport::ControlChannel* offered) const {
   if (may_share_memory()) transport::grant_peer_access(record_.pid);
   const auto& probe = memory_probe();
-  return {.version = protocol_version, .watchdog_token = watchdog.token(), .host = hivecl::node_name(),
+  return {.version = protocol_version, .watchdog_token = watchdog_token, .host = hivecl::node_name(),
           .pid = static_cast<int32_t>(::getpid()), .boot_id = transport::boot_id(),
           .data_path = static_cast<uint8_t>(data_path_choice()),
           .probe_address = reinterpret_cast<uint64_t>(probe.data()),
@@ -155,7 +158,6 @@ void Connection::connect() {
     lose("could not connect");
     throw ClError{CL_DEVICE_NOT_AVAILABLE};
   };
-  if (!cluster_.wait_mpi()) fail("MPI could not be initialised");
   const Config& config = cluster_.config();
   Bytes secret;
   if (!config.secret_file.empty()) {
@@ -164,26 +166,40 @@ void Connection::connect() {
     if (!loaded) fail(why);
     secret = std::move(*loaded);
   }
+  cluster_.start_watching();
+  auto offered = offer_control_channel();  // the reply to Hello may come through it already
+  // MPI before the watchdog's turn where it will be needed, so that the turn is not held meanwhile.
+  if (!offered && !cluster_.wait_mpi()) fail("MPI could not be initialised");
+  // Offered to a proxy of this node with the watchdog's admission, the Hello lets it start the
+  // session at once, without MPI (transport/watchdog.hpp).
+  auto pending = std::make_shared<PendingReplyOf<Hello>>();
+  Bytes hello_frame;
+  uint64_t sequence = 0;
+  if (offered) {
+    sequence = next_sequence_++;
+    hello_frame = request_frame(Opcode::Hello, sequence,
+                                [&](Writer& writer) { encode(writer, hello({}, offered.get())); });
+    expect_reply(sequence, pending);
+  }
   // The watchdog first: connecting over MPI to a port nobody serves never returns.
   auto watchdog = transport::WatchdogConnection::open(record_.watchdog_hosts, record_.watchdog_port,
-                                                      config.connect_timeout, config.peer_timeout, secret);
+                                                      config.connect_timeout, config.peer_timeout, secret, hello_frame);
   if (!watchdog) fail("its watchdog does not answer (is it running?) or refused this client");
-  // As long as connects that waited their turn took under load (10 s and more), several times over.
-  MPI_Comm comm = cluster_.connect(*watchdog, config.connect_timeout * 6);
-  if (comm == MPI_COMM_NULL) fail("MPI_Comm_connect failed, or was given up (the proxy died or did not accept)");
-  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  link_ = std::make_shared<transport::Link>(comm);
-  engine_.listen(link_, transport::control_tag, false, [this](Bytes&& frame) { on_control(std::move(frame)); });
-  auto offered = offer_control_channel();  // the reply to Hello may come through it already
-  const Hello::Request request = hello(*watchdog, offered.get());
+  const bool without_mpi = watchdog->session_started();
+  if (!without_mpi) {
+    if (offered) take_pending(sequence);  // the proxy connects this client over MPI instead
+    if (const char* why = connect_over_mpi(*watchdog)) fail(why);
+  }
+  const Bytes token = watchdog->token();
   cluster_.monitor().watch(std::move(*watchdog), [this] { lose("its watchdog connection closed"); });
   cl_int status = CL_SUCCESS;
   try {
-    auto pending = std::make_shared<PendingReplyOf<Hello>>();
-    send_request<Hello>(request, pending);
+    if (!without_mpi) send_request<Hello>(hello(token, offered.get()), pending);
     pending->arrived.wait();
     const Hello::Reply reply = decode_reply<Hello>(*pending);
     accept_hello_reply(reply);
+    // Without MPI, frames and data have no other way than the channel and the memory path.
+    if (without_mpi && (!reply.shared_control || !moves_by_memory())) throw ClError{CL_INVALID_OPERATION};
     if (reply.shared_control && offered) {
       std::lock_guard lock(pending_mutex_);  // lose() closes it
       control_ = std::move(offered);
@@ -193,9 +209,27 @@ void Connection::connect() {
   }
   if (status != CL_SUCCESS) fail("it refused the connection (status " + std::to_string(status) + ")");
   connected_ = true;
-  log::info("connected to proxy ", proxy, ", session ", session_, "; data path ",
+  log::info("connected to proxy ", proxy, ", session ", session_, without_mpi ? " (without MPI)" : "", "; data path ",
             transport::data_path_name(data_path_), ", chunks of ", chunk_bytes_, " bytes; control frames through ",
             control_ ? "shared memory" : "MPI");
+}
+
+const char* Connection::connect_over_mpi(const transport::WatchdogConnection& watchdog) {
+  if (!cluster_.wait_mpi()) return "MPI could not be initialised";
+  // As long as connects that waited their turn took under load (10 s and more), several times over.
+  MPI_Comm comm = cluster_.connect(watchdog, cluster_.config().connect_timeout * 6);
+  if (comm == MPI_COMM_NULL) return "MPI_Comm_connect failed, or was given up (the proxy died or did not accept)";
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  link_ = std::make_shared<transport::Link>(comm);
+  engine_.listen(link_, transport::control_tag, false, [this](Bytes&& frame) { on_control(std::move(frame)); });
+  return nullptr;
+}
+
+void Connection::check_bulk_has_a_way(std::span<const std::byte> bulk) const {
+  if (bulk.empty() || link_) return;
+  log::warn("a request with ", bulk.size(), " bytes of data to send, which only MPI carries, to proxy ", record_.node,
+            ", whose session has no MPI");
+  throw ClError{CL_INVALID_OPERATION};
 }
 
 void Connection::accept_hello_reply(const Hello::Reply& reply) {

@@ -1,5 +1,6 @@
 // libhivecl's connection to one proxy: made on first use (watchdog socket, then
-// MPI_Comm_connect, then Hello), it carries calls (request, optional bulk data out,
+// MPI_Comm_connect, then Hello; with a proxy of this node the Hello goes with the watchdog's
+// admission and no MPI at all), it carries calls (request, optional bulk data out,
 // reply) and the bulk data of reads. When the watchdog reports the proxy gone, every
 // waiting call fails with peer_lost_status and later calls fail at once.
 #pragma once
@@ -72,6 +73,9 @@ class Connection final : transport::InProcessClient {
   // or is gone (what a new context on its devices must answer).
   void ensure_connected();
   protocol::ObjectId new_id() { return next_id_.fetch_add(1); }
+  // Whether this connection will offer its proxy a session without MPI (a proxy of this node,
+  // control frames and data allowed through memory); the proxy may still turn it down.
+  bool may_connect_without_mpi() const;
   // How bulk data moves to and from this proxy (fixed at the handshake).
   transport::DataPath data_path() const { return data_path_; }
   // Whether requests name the application's memory by address instead of sending its data.
@@ -170,9 +174,13 @@ class Connection final : transport::InProcessClient {
   static typename M::Reply decode_reply(const PendingReply& pending);
 
   void connect();
+  // Connects over MPI in `watchdog`'s turn and listens to the link; null, or why it failed.
+  const char* connect_over_mpi(const transport::WatchdogConnection& watchdog);
   // `offered`: the shared-memory control channel offered to a proxy of this node, or null.
-  protocol::Hello::Request hello(const transport::WatchdogConnection& watchdog,
-                                 const transport::ControlChannel* offered) const;
+  protocol::Hello::Request hello(const protocol::Bytes& watchdog_token, const transport::ControlChannel* offered) const;
+  // Bulk data goes over MPI: a session without MPI (whose data the proxy reads from this
+  // process's memory) refuses a request that would send some, with CL_INVALID_OPERATION.
+  void check_bulk_has_a_way(std::span<const std::byte> bulk) const;
   // The data_path setting.
   transport::DataPathChoice data_path_choice() const;
   // Whether the proxy is on this node and the setting lets it reach this process's memory.
@@ -238,6 +246,7 @@ typename M::Reply Connection::call(const typename M::Request& request, std::span
   if (!connected_) ensure_connected();
   if (lost_) throw ClError{peer_lost_status};
   if (in_process_) return run_in_process<M>(request, bulk, sequence, nullptr);
+  check_bulk_has_a_way(bulk);
   auto pending = std::make_shared<PendingReplyOf<M>>();
   const uint64_t number = send_request<M>(request, pending);
   if (sequence) *sequence = number;
@@ -301,6 +310,7 @@ void Connection::call_later(const typename M::Request& request,
   static_assert(M::has_reply);
   if (!connected_) ensure_connected();
   if (lost_) throw ClError{peer_lost_status};
+  if (!in_process_) check_bulk_has_a_way(bulk);
   auto pending = std::make_shared<PendingReplyOf<M>>();
   pending->on_arrival = [done = std::move(done)](PendingReply& arrived) {
     try {

@@ -1,5 +1,6 @@
 // What a session needs from its connection to one client: control frames both ways and
-// the bulk data of requests. The proxy's link is MPI (MpiClientLink); the session fuzz
+// the bulk data of requests. The proxy's link to a client process is MPI, a shared control
+// channel, or MPI for bulk data and the channel for frames (ClientProcessLink); the session fuzz
 // target (tests/fuzz) puts a sink in its place, so that the dispatcher and the executors
 // can be driven without MPI.
 #pragma once
@@ -46,8 +47,11 @@ class ClientLink {
   virtual void note_printing() {}
   // Moves control frames both ways to the shared-memory channel a client of this node offered
   // in `hello` (transport/control_channel.hpp), from the next frame sent on; `on_broken` runs
-  // if the client breaks it. False: frames stay where they were.
+  // if the client breaks it. False: frames stay where they were. (True where they go there already.)
   virtual bool share_control(const protocol::Hello::Request&, const Config&, std::function<void()>) { return false; }
+  // The watchdog started this session with the client's Hello (transport/watchdog.hpp): no MPI,
+  // frames through the channel the Hello named, the data path chosen then.
+  virtual bool started_without_mpi() const { return false; }
   // Hands request `sequence`'s reply over in memory where the client shares this process
   // (`reply`: message `opcode`'s Reply, or null with an error status); false: encode it.
   virtual bool hand_reply(protocol::Opcode, uint64_t, cl_int, const void*) { return false; }
@@ -75,13 +79,18 @@ class ClientLink {
 
 using ClientLinkPtr = std::shared_ptr<ClientLink>;
 
-class MpiClientLink final : public ClientLink {
+class ClientProcessLink final : public ClientLink {
  public:
-  MpiClientLink(transport::Engine& engine, transport::LinkPtr link) : engine_(engine), link_(std::move(link)) {}
+  // Over MPI (a shared control channel may come with Hello).
+  ClientProcessLink(transport::Engine& engine, transport::LinkPtr link) : engine_(engine), link_(std::move(link)) {}
+  // Without MPI: every frame through `channel`; `on_broken` runs if the client breaks it.
+  ClientProcessLink(transport::Engine& engine, std::unique_ptr<transport::ControlChannel> channel, const Config& config,
+                    std::function<void()> on_broken);
   void listen(std::function<void(protocol::Bytes&&)> on_frame, std::function<bool()> worker_takes) override;
   void try_take_frame() override;
   bool share_control(const protocol::Hello::Request& hello, const Config& config,
                      std::function<void()> on_broken) override;
+  bool started_without_mpi() const override { return !link_; }
   void send_frame(protocol::Bytes&& frame) override;
   void send_output(std::span<const std::byte> text) override { send_now(output_frame(text)); }
   void note_printing() override { printing_.store(true, std::memory_order_relaxed); }
@@ -97,8 +106,14 @@ class MpiClientLink final : public ClientLink {
   void before_sending() const;
   void send_now(protocol::Bytes&& frame);
 
+  // Starts the channel's reader, handing frames to on_frame_.
+  void listen_to_channel(const Config& config, std::function<void()> on_broken);
+
   transport::Engine& engine_;
-  transport::LinkPtr link_;
+  transport::LinkPtr link_;  // null without MPI
+  // Without MPI: what listen() starts the channel's reader with.
+  const Config* config_ = nullptr;
+  std::function<void()> on_broken_;
   std::function<void(protocol::Bytes&&)> on_frame_;
   std::function<bool()> worker_takes_;
   std::mutex control_mutex_;

@@ -13,6 +13,7 @@
 
 #include "log.hpp"
 #include "node.hpp"
+#include "proxy/data_path.hpp"
 #include "proxy/session.hpp"
 #include "transport/rendezvous.hpp"
 #include "transport/secret.hpp"
@@ -50,7 +51,9 @@ int Server::run() {
     }
     log::info("clients must prove the shared secret of ", config_.secret_file);
   }
-  if (!watchdog_.start(config_.peer_timeout, [this](uint32_t number) { lose_session(number); }, std::move(secret)))
+  if (!watchdog_.start(
+          config_.peer_timeout, [this](uint32_t number) { lose_session(number); }, std::move(secret),
+          [this](protocol::Bytes&& hello) { return start_session_without_mpi(std::move(hello)); }))
     return 1;
   // Accept errors (a client that failed mid-connect) are returned, not fatal to the proxy.
   MPI_Comm_dup(MPI_COMM_SELF, &accept_comm_);
@@ -259,10 +262,55 @@ void Server::admit(MPI_Comm comm) {
   reap_sessions();
   std::lock_guard lock(sessions_mutex_);
   const uint32_t number = next_session_++;
-  auto session = std::make_unique<Session>(number, std::make_shared<MpiClientLink>(engine_, std::make_shared<transport::Link>(comm)), *this);
+  auto session = std::make_unique<Session>(number, std::make_shared<ClientProcessLink>(engine_, std::make_shared<transport::Link>(comm)), *this);
   session->start();
   sessions_.emplace(number, std::move(session));
   log::debug("accepted session ", number);
+}
+
+namespace {
+
+// The Hello request of `frame`, if that is what it holds.
+std::optional<protocol::Hello::Request> hello_of(const protocol::Bytes& frame) {
+  protocol::Reader reader(frame);
+  protocol::FrameHeader header;
+  protocol::Hello::Request hello;
+  if (!protocol::decode(reader, header) || header.magic != protocol::frame_magic ||
+      header.kind != protocol::FrameKind::request || header.opcode != protocol::Opcode::Hello ||
+      !protocol::decode(reader, hello) || !reader.at_end())
+    return std::nullopt;
+  return hello;
+}
+
+}  // namespace
+
+// Runs in the watchdog's thread; nullopt puts the client in line to connect over MPI instead.
+std::optional<uint32_t> Server::start_session_without_mpi(protocol::Bytes&& frame) {
+  const auto hello = hello_of(frame);
+  if (!hello || hello->version != protocol::protocol_version || stopping_) return std::nullopt;
+  auto channel = transport::ControlChannel::attach(hello->pid, hello->control_fd, hello->control_inode,
+                                                   hello->control_bytes);
+  if (!channel) {
+    log::info("cannot map the control channel of client ", hello->host, " pid ", hello->pid, ": over MPI");
+    return std::nullopt;
+  }
+  reap_sessions();
+  std::lock_guard lock(sessions_mutex_);
+  const uint32_t number = next_session_;
+  auto link = std::make_shared<ClientProcessLink>(engine_, std::move(channel), config_, [this, number] {
+    log::warn("session ", number, ": the client broke the shared control channel; closing");
+    lose_session(number);
+  });
+  auto data_path = choose_data_path(*hello, number, link, config_.copy_threads);
+  if (!transport::moves_by_memory(data_path->kind())) return std::nullopt;  // logged: over MPI
+  ++next_session_;
+  auto session = std::make_unique<Session>(number, std::move(link), *this);
+  session->set_data_path(std::move(data_path));
+  session->deliver(std::move(frame));
+  session->start();
+  sessions_.emplace(number, std::move(session));
+  log::debug("started session ", number, " without MPI");
+  return number;
 }
 
 void Server::lose_session(uint32_t number) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,6 +61,9 @@ class Server {
  private:
   void accept_loop();
   void admit(MPI_Comm comm);
+  // The watchdog's OnHello: a session for a client of this node whose `hello` frame names a
+  // control channel this proxy can map and memory it can reach; its number, or nullopt.
+  std::optional<uint32_t> start_session_without_mpi(protocol::Bytes&& hello);
   void lose_session(uint32_t number);
   void reap_sessions();
   bool wake_accept_thread();

@@ -482,14 +482,16 @@ Hello::Reply execute(Call& call, const Hello::Request& request) {
     call.session.end();
     throw ClError{CL_INVALID_OPERATION};
   }
-  if (!call.session.server().watchdog().claim(request.watchdog_token, call.session.number())) {
+  // A session the watchdog started with this Hello holds its connection already, its data path chosen.
+  const bool without_mpi = call.session.started_without_mpi();
+  if (!without_mpi && !call.session.server().watchdog().claim(request.watchdog_token, call.session.number())) {
     log::warn("refused a Hello with an unknown watchdog token");
     call.session.end();
     throw ClError{CL_INVALID_OPERATION};
   }
   call.session.set_greeted(request.host, request.pid);
-  log::info("connected: client ", request.host, " pid ", request.pid);
-  call.session.choose_data_path(request);
+  log::info("connected: client ", request.host, " pid ", request.pid, without_mpi ? ", without MPI" : "");
+  if (!without_mpi) call.session.choose_data_path(request);
   const bool shared_control = call.session.share_control(request);  // this reply goes there already
   return {.session = call.session.number(),
           .data_path = static_cast<uint8_t>(call.session.data_path().kind()),

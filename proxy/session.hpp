@@ -153,6 +153,8 @@ class Session {
   void choose_data_path(const protocol::Hello::Request& hello);
   // Takes the shared-memory control channel the client offered, if the data path is memory.
   bool share_control(const protocol::Hello::Request& hello);
+  // The watchdog started it with the client's Hello (Server::start_session_without_mpi).
+  bool started_without_mpi() const { return link_->started_without_mpi(); }
   // The client's shared segment of `range` (memory data path only; ClError otherwise).
   std::shared_ptr<AttachedSegment> shared_segment(const protocol::SharedRange& range);
   void forget_shared_segment(uint64_t segment) { shared_segments_.forget(segment); }

@@ -158,9 +158,11 @@ std::vector<std::string> local_addresses() {
 
 WatchdogServer::~WatchdogServer() { stop(); }
 
-bool WatchdogServer::start(std::chrono::milliseconds peer_timeout, OnLost on_lost, std::optional<Bytes> secret) {
+bool WatchdogServer::start(std::chrono::milliseconds peer_timeout, OnLost on_lost, std::optional<Bytes> secret,
+                           OnHello on_hello) {
   peer_timeout_ = peer_timeout;
   on_lost_ = std::move(on_lost);
+  on_hello_ = std::move(on_hello);
   secret_ = std::move(secret);
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   sockaddr_in address{};
@@ -253,23 +255,67 @@ void WatchdogServer::accept_one() {
   challenged_.push_back(Challenge{fd, Clock::now(), peer_address(address), std::move(nonce), {}});
 }
 
-bool WatchdogServer::read_answer(Challenge& challenge) {
-  std::byte buffer[auth_answer_bytes];
-  const ssize_t n = ::recv(challenge.fd, buffer, auth_answer_bytes - challenge.answer.size(), MSG_DONTWAIT);
+namespace {
+
+constexpr size_t fixed_request_bytes = auth_answer_bytes + sizeof(uint32_t);  // the answer, the Hello's length
+
+// The bytes of an admission request still to come; SIZE_MAX when its Hello would be too large.
+size_t request_bytes_missing(const Bytes& request) {
+  if (request.size() < fixed_request_bytes) return fixed_request_bytes - request.size();
+  const uint32_t hello = from_little_endian<uint32_t>(request.data() + auth_answer_bytes);
+  if (hello > max_admission_hello_bytes) return SIZE_MAX;
+  return fixed_request_bytes + hello - request.size();
+}
+
+}  // namespace
+
+bool WatchdogServer::read_request(Challenge& challenge) {
+  std::byte buffer[4096];
+  const ssize_t n = ::recv(challenge.fd, buffer, std::min(request_bytes_missing(challenge.request), sizeof buffer),
+                           MSG_DONTWAIT);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
   if (n <= 0) {
     close_fd(challenge.fd);
     return false;
   }
-  challenge.answer.insert(challenge.answer.end(), buffer, buffer + n);
-  if (challenge.answer.size() < auth_answer_bytes) return true;
-  if (secret_ && !auth_answer_matches(auth_answer(*secret_, challenge.nonce), challenge.answer)) {
+  challenge.request.insert(challenge.request.end(), buffer, buffer + n);
+  const size_t missing = request_bytes_missing(challenge.request);
+  if (missing == SIZE_MAX) {
+    log::warn("watchdog: refused the client at ", challenge.peer, ": its Hello is over ", max_admission_hello_bytes,
+              " bytes");
+    close_fd(challenge.fd);
+    return false;
+  }
+  if (missing != 0) return true;
+  const Bytes answer(challenge.request.begin(), challenge.request.begin() + auth_answer_bytes);
+  if (secret_ && !auth_answer_matches(auth_answer(*secret_, challenge.nonce), answer)) {
     log::warn("watchdog: refused the client at ", challenge.peer, ": wrong or missing shared secret");
     close_fd(challenge.fd);
     return false;
   }
-  admit(challenge.fd);
+  Bytes hello(challenge.request.begin() + fixed_request_bytes, challenge.request.end());
+  if (hello.empty()) {
+    admit(challenge.fd);
+  } else {
+    start_session(challenge.fd, std::move(hello));
+  }
   return false;
+}
+
+void WatchdogServer::start_session(int fd, Bytes&& hello) {
+  const std::optional<uint32_t> key = on_hello_ ? on_hello_(std::move(hello)) : std::nullopt;
+  if (!key) return admit(fd);
+  Bytes answer;
+  append_little_endian<uint32_t>(answer, session_started_answer);
+  {
+    std::lock_guard lock(mutex_);
+    if (write_all(fd, answer.data(), answer.size())) {
+      claimed_[*key] = fd;
+      return;
+    }
+  }
+  close_fd(fd);
+  on_lost_(*key);
 }
 
 // A client that proved the secret learns how many clients are ahead of it and waits in line.
@@ -408,7 +454,7 @@ void WatchdogServer::run() {
     // Settled challenges leave the list; accept_one appends after this.
     std::vector<Challenge> waiting;
     for (size_t i = 0; i < challenged_.size(); ++i)
-      if (!fds[2 + i].revents || read_answer(challenged_[i])) waiting.push_back(std::move(challenged_[i]));
+      if (!fds[2 + i].revents || read_request(challenged_[i])) waiting.push_back(std::move(challenged_[i]));
     challenged_ = std::move(waiting);
     if (fds[0].revents & POLLIN) accept_one();
     watch_granted_turn(fds[granted].revents);
@@ -432,11 +478,12 @@ void WatchdogServer::run() {
 
 namespace {
 
-enum class Admission { unreachable, refused, unanswered, admitted };
+enum class Admission { unreachable, refused, unanswered, admitted, session_started };
 
-// Connects and answers the proxy's challenge; `fd` and `ahead` (clients before this one) when admitted.
+// Connects and answers the proxy's challenge, with `hello` (if any); `fd`, and `ahead` (clients
+// before this one) when admitted to wait in line.
 Admission answer_challenge(const std::string& host, uint16_t port, Clock::time_point deadline, const Bytes& secret,
-                           std::chrono::milliseconds peer_timeout, int& fd, uint32_t& ahead) {
+                           const Bytes& hello, std::chrono::milliseconds peer_timeout, int& fd, uint32_t& ahead) {
   fd = connect_with_timeout(host, port, deadline);
   if (fd < 0) return Admission::unreachable;
   set_peer_timeout(fd, peer_timeout);  // also while waiting in line: a vanished node is noticed
@@ -445,13 +492,15 @@ Admission answer_challenge(const std::string& host, uint16_t port, Clock::time_p
     close_fd(fd);
     return read == Read::closed ? Admission::unreachable : Admission::unanswered;
   }
-  const Bytes answer = auth_answer(secret, nonce);
+  Bytes request = auth_answer(secret, nonce);
+  append_little_endian<uint32_t>(request, static_cast<uint32_t>(hello.size()));
+  request.insert(request.end(), hello.begin(), hello.end());
   std::byte place[sizeof(uint32_t)];
-  const Read read = write_all(fd, answer.data(), answer.size()) ? read_exactly(fd, place, sizeof place, deadline)
-                                                                 : Read::closed;
+  const Read read = write_all(fd, request.data(), request.size()) ? read_exactly(fd, place, sizeof place, deadline)
+                                                                   : Read::closed;
   if (read == Read::done) {
     ahead = from_little_endian<uint32_t>(place);
-    return Admission::admitted;
+    return ahead == session_started_answer ? Admission::session_started : Admission::admitted;
   }
   close_fd(fd);
   return read == Read::closed ? Admission::refused : Admission::unanswered;
@@ -474,19 +523,22 @@ bool receive_turn(int fd, Clock::time_point deadline, Bytes& token, std::string&
 std::optional<WatchdogConnection> WatchdogConnection::open(const std::vector<std::string>& hosts, uint16_t port,
                                                            std::chrono::milliseconds timeout,
                                                            std::chrono::milliseconds peer_timeout,
-                                                           const Bytes& secret) {
+                                                           const Bytes& secret, const Bytes& hello) {
   constexpr int attempts = 3;
   for (int attempt = 1; attempt <= attempts; ++attempt) {
     bool unanswered = false;
     for (const auto& host : hosts) {
       int fd = -1;
       uint32_t ahead = 0;
-      switch (answer_challenge(host, port, Clock::now() + timeout, secret, peer_timeout, fd, ahead)) {
+      switch (answer_challenge(host, port, Clock::now() + timeout, secret, hello, peer_timeout, fd, ahead)) {
         case Admission::unreachable: continue;
         case Admission::unanswered: unanswered = true; continue;
         case Admission::refused:
           log::error("the proxy at ", host, ":", port, " refused this client: wrong or missing shared secret (secret_file)");
           return std::nullopt;
+        case Admission::session_started:
+          log::debug("watchdog: ", host, ":", port, " started this client's session without MPI");
+          return WatchdogConnection(fd, {}, {}, true);
         case Admission::admitted: break;
       }
       Bytes token;
@@ -494,7 +546,7 @@ std::optional<WatchdogConnection> WatchdogConnection::open(const std::vector<std
       const auto wait = timeout * (ahead + 1);
       if (receive_turn(fd, Clock::now() + wait, token, mpi_port)) {
         log::debug("watchdog: connected to ", host, ":", port, " after ", ahead, " client(s) ahead");
-        return WatchdogConnection(fd, std::move(token), std::move(mpi_port));
+        return WatchdogConnection(fd, std::move(token), std::move(mpi_port), false);
       }
       close_fd(fd);
       log::error("the proxy at ", host, ":", port, " did not give this client its turn to connect within ",
@@ -509,7 +561,10 @@ std::optional<WatchdogConnection> WatchdogConnection::open(const std::vector<std
 }
 
 WatchdogConnection::WatchdogConnection(WatchdogConnection&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), token_(std::move(other.token_)), mpi_port_(std::move(other.mpi_port_)) {}
+    : fd_(std::exchange(other.fd_, -1)),
+      token_(std::move(other.token_)),
+      mpi_port_(std::move(other.mpi_port_)),
+      session_started_(other.session_started_) {}
 
 WatchdogConnection& WatchdogConnection::operator=(WatchdogConnection&& other) noexcept {
   if (this != &other) {
@@ -517,6 +572,7 @@ WatchdogConnection& WatchdogConnection::operator=(WatchdogConnection&& other) no
     fd_ = std::exchange(other.fd_, -1);
     token_ = std::move(other.token_);
     mpi_port_ = std::move(other.mpi_port_);
+    session_started_ = other.session_started_;
   }
   return *this;
 }

@@ -14,6 +14,12 @@
 // at once take each other's keys, and the proxy's accept waits for ever on a pairing that
 // never completes (docs/FINDINGS.md). A port per turn also keeps a client that died in
 // the middle of connecting from leaving its key behind for the next one.
+//
+// A client of a proxy on its own node needs no MPI at all (docs/PERFORMANCE.md: Open MPI's
+// singleton start costs each process about 0.1 s): with its answer it sends its Hello, which
+// names the shared-memory control channel it made, and the proxy starts its session at once,
+// every frame after that going through the channel and the bulk data through the client's own
+// memory. A proxy that cannot serve it so puts it in line for an MPI turn instead.
 #pragma once
 
 #include <chrono>
@@ -34,11 +40,17 @@ namespace hivecl::transport {
 
 inline constexpr size_t watchdog_token_bytes = 16;
 inline constexpr size_t max_mpi_port_bytes = 1024;  // Open MPI's MPI_MAX_PORT_NAME
+inline constexpr size_t max_admission_hello_bytes = 64u << 10;  // a Hello frame is some 200 bytes
+// The proxy's answer, instead of a place in line, when it started a session without MPI.
+inline constexpr uint32_t session_started_answer = UINT32_MAX;
 
 // Proxy side: accepts watchdog connections and reports the loss of claimed ones.
 class WatchdogServer {
  public:
   using OnLost = std::function<void(uint32_t key)>;
+  // Starts a session without MPI for a client that sent this Hello frame: its key, or nullopt
+  // (the client then waits in line for an MPI turn).
+  using OnHello = std::function<std::optional<uint32_t>(protocol::Bytes&& hello)>;
 
   WatchdogServer() = default;
   WatchdogServer(const WatchdogServer&) = delete;
@@ -46,8 +58,9 @@ class WatchdogServer {
   ~WatchdogServer();
 
   // Listens on every address, on an ephemeral port; on_lost runs in the watchdog thread.
-  // With a secret, only clients that prove it get a token.
-  bool start(std::chrono::milliseconds peer_timeout, OnLost on_lost, std::optional<protocol::Bytes> secret = {});
+  // With a secret, only clients that prove it get a token or a session. on_hello runs there too.
+  bool start(std::chrono::milliseconds peer_timeout, OnLost on_lost, std::optional<protocol::Bytes> secret = {},
+             OnHello on_hello = {});
   void stop();
   uint16_t port() const { return port_; }
   // Ties the connection that received `token` to `key`; false if no such connection waits.
@@ -78,25 +91,29 @@ class WatchdogServer {
     int fd;
     std::chrono::steady_clock::time_point since;
   };
-  // A connection whose answer to the challenge has not all arrived (watchdog thread only).
+  // A connection whose admission request (the answer to the challenge, the length of a Hello
+  // frame, the frame) has not all arrived (watchdog thread only).
   struct Challenge {
     int fd;
     std::chrono::steady_clock::time_point since;
     std::string peer;
     protocol::Bytes nonce;
-    protocol::Bytes answer;
+    protocol::Bytes request;
   };
   void run();
   void accept_one();
-  // Reads what arrived of a challenge's answer; false once the challenge is settled.
-  bool read_answer(Challenge& challenge);
+  // Reads what arrived of a challenge's admission request; false once the challenge is settled.
+  bool read_request(Challenge& challenge);
   void admit(int fd);
+  // Starts a session without MPI for the client at `fd`, or puts it in line.
+  void start_session(int fd, protocol::Bytes&& hello);
   void watch_granted_turn(short revents);
   void drop_stale();
   void wake();
 
   std::chrono::milliseconds peer_timeout_{5000};
   OnLost on_lost_;
+  OnHello on_hello_;
   std::optional<protocol::Bytes> secret_;
   std::vector<Challenge> challenged_;
   int listen_fd_ = -1;
@@ -125,11 +142,13 @@ class WatchdogConnection {
   // Tries each host in turn, answering the proxy's challenge with `secret` (empty: none),
   // then waits for its turn; nullopt when the proxy refused the answer, when none answers
   // within `timeout` (each of 3 attempts, for a proxy slowed by load), or the turn does not
-  // come within `timeout` for each client ahead in line.
+  // come within `timeout` for each client ahead in line. With a `hello` frame the proxy may
+  // start the session at once instead (session_started()).
   static std::optional<WatchdogConnection> open(const std::vector<std::string>& hosts, uint16_t port,
                                                 std::chrono::milliseconds timeout,
                                                 std::chrono::milliseconds peer_timeout,
-                                                const protocol::Bytes& secret = {});
+                                                const protocol::Bytes& secret = {},
+                                                const protocol::Bytes& hello = {});
   WatchdogConnection(WatchdogConnection&& other) noexcept;
   WatchdogConnection& operator=(WatchdogConnection&& other) noexcept;
   WatchdogConnection(const WatchdogConnection&) = delete;
@@ -140,15 +159,19 @@ class WatchdogConnection {
   const protocol::Bytes& token() const { return token_; }
   // The MPI port that the proxy opened for this client's turn.
   const std::string& mpi_port() const { return mpi_port_; }
+  // The proxy took the Hello given to open() and started the session without MPI: its reply
+  // comes through the control channel the Hello named; no token, no port.
+  bool session_started() const { return session_started_; }
   // Whether the proxy closed this connection (it died, or gave this client up).
   bool peer_closed() const;
 
  private:
-  WatchdogConnection(int fd, protocol::Bytes token, std::string mpi_port)
-      : fd_(fd), token_(std::move(token)), mpi_port_(std::move(mpi_port)) {}
+  WatchdogConnection(int fd, protocol::Bytes token, std::string mpi_port, bool session_started)
+      : fd_(fd), token_(std::move(token)), mpi_port_(std::move(mpi_port)), session_started_(session_started) {}
   int fd_ = -1;
   protocol::Bytes token_;
   std::string mpi_port_;
+  bool session_started_ = false;
 };
 
 // Client side: watches the connections of every proxy in one thread, which sleeps in poll().

@@ -1,0 +1,118 @@
+// The watchdog's admission (transport/watchdog.hpp) over real TCP on this machine: a client
+// that sends its Hello has its session started at once, or waits in line for an MPI turn
+// when the proxy cannot start it so; the session's watched connection reports the client's loss.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "catch.hpp"
+#include "transport/secret.hpp"
+#include "transport/watchdog.hpp"
+
+using namespace hivecl::transport;
+using hivecl::protocol::Bytes;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A proxy's watchdog whose OnHello starts "session" `key` for every Hello, or none (nullopt).
+struct Proxy {
+  explicit Proxy(std::optional<uint32_t> key, std::optional<Bytes> secret = {}) {
+    REQUIRE(server.start(
+        2000ms,
+        [this](uint32_t lost) {
+          std::lock_guard lock(mutex);
+          lost_keys.push_back(lost);
+          changed.notify_all();
+        },
+        std::move(secret),
+        [this, key](Bytes&& hello) {
+          std::lock_guard lock(mutex);
+          hellos.push_back(std::move(hello));
+          return key;
+        }));
+  }
+  std::optional<WatchdogConnection> open(const Bytes& hello, const Bytes& secret = {}) {
+    return WatchdogConnection::open({"127.0.0.1"}, server.port(), 2000ms, 2000ms, secret, hello);
+  }
+  bool lost(uint32_t key) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, 5s, [&] { return std::find(lost_keys.begin(), lost_keys.end(), key) != lost_keys.end(); });
+  }
+
+  WatchdogServer server;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<Bytes> hellos;
+  std::vector<uint32_t> lost_keys;
+};
+
+const Bytes hello_frame{std::byte{1}, std::byte{2}, std::byte{3}};
+
+}  // namespace
+
+TEST_CASE("a client's Hello starts its session at once, and its loss is reported", "[watchdog]") {
+  Proxy proxy(7);
+  auto connection = proxy.open(hello_frame);
+  REQUIRE(connection);
+  CHECK(connection->session_started());
+  CHECK(connection->token().empty());
+  CHECK(connection->mpi_port().empty());
+  {
+    std::lock_guard lock(proxy.mutex);
+    REQUIRE(proxy.hellos.size() == 1);
+    CHECK(proxy.hellos.front() == hello_frame);
+  }
+  connection.reset();  // the client goes away
+  CHECK(proxy.lost(7));
+  proxy.server.stop();
+}
+
+TEST_CASE("a client whose session the proxy cannot start waits in line for an MPI turn", "[watchdog]") {
+  Proxy proxy(std::nullopt);
+  auto granted = std::async(std::launch::async, [&] {
+    const int fd = proxy.server.wait_for_turn();
+    return fd >= 0 && proxy.server.grant_turn(fd, "port of the turn");
+  });
+  auto connection = proxy.open(hello_frame);
+  REQUIRE(connection);
+  CHECK(granted.get());
+  CHECK_FALSE(connection->session_started());
+  CHECK(connection->mpi_port() == "port of the turn");
+  CHECK(connection->token().size() == watchdog_token_bytes);
+  CHECK(proxy.server.end_turn() == false);
+  proxy.server.stop();
+}
+
+TEST_CASE("a client without a Hello waits in line; one with a wrong secret is refused", "[watchdog]") {
+  const Bytes secret{std::byte{42}};
+  Proxy proxy(7, secret);
+  auto granted = std::async(std::launch::async, [&] {
+    const int fd = proxy.server.wait_for_turn();
+    return fd >= 0 && proxy.server.grant_turn(fd, "port");
+  });
+  auto in_line = proxy.open({}, secret);
+  REQUIRE(in_line);
+  CHECK(granted.get());
+  CHECK_FALSE(in_line->session_started());
+  CHECK_FALSE(proxy.open(hello_frame, Bytes{std::byte{41}}));
+  std::lock_guard lock(proxy.mutex);
+  CHECK(proxy.hellos.empty());  // neither reached OnHello
+  proxy.server.end_turn();
+  proxy.server.stop();
+}
+
+TEST_CASE("a Hello over the watchdog's limit is refused before it is read", "[watchdog]") {
+  Proxy proxy(7);
+  CHECK_FALSE(proxy.open(Bytes(max_admission_hello_bytes + 1, std::byte{0})));
+  std::lock_guard lock(proxy.mutex);
+  CHECK(proxy.hellos.empty());
+  proxy.server.stop();
+}
