@@ -175,7 +175,7 @@ std::shared_ptr<PeerLink> PeerLinks::to(const std::string& node, int32_t pid) {
   return link;
 }
 
-// As a client connects (icd/connection.cpp): the watchdog first, then MPI, then Hello. The
+// As a client of another node connects (icd/connection.cpp): the watchdog first, then MPI, then Hello. The
 // data moves over MPI whatever the node: same-node proxies are rare (one proxy serves every
 // device of its node), and the memory path would need each proxy to let the other read it.
 std::shared_ptr<PeerLink> PeerLinks::connect(const ProxyRecord& record) {

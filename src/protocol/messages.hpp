@@ -15,8 +15,9 @@
 
 namespace hivecl::protocol {
 
-// Changes whenever a message changes; checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 24;
+// Changes whenever a message or the watchdog's handshake (transport/watchdog.hpp) changes;
+// checked in Hello and in rendezvous records.
+inline constexpr uint32_t protocol_version = 25;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;

@@ -1,8 +1,10 @@
 // Control frames between a client and a proxy on one node, through memory both processes
 // map (a SharedSegment) instead of MPI: between separately launched jobs Open MPI runs over
 // TCP loopback (about 13 µs per round trip, ENVIRONMENT.md), while a ring in shared memory
-// with a reader that polls takes well under a microsecond each way. MPI keeps the
-// connection itself and the bulk data; the watchdog keeps telling when the peer is gone.
+// with a reader that polls takes well under a microsecond each way. The watchdog keeps
+// telling when the peer is gone. A session whose data moves through memory needs no MPI at
+// all: its channel is named in the Hello that goes with the watchdog's admission
+// (transport/watchdog.hpp); otherwise MPI keeps the connection and the bulk data.
 //
 // Each direction is a ring of bytes carrying length-prefixed frames, with one producing
 // process (its threads take turns) and one consuming process, whose threads take turns too:
