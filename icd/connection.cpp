@@ -192,26 +192,31 @@ void Connection::connect() {
   }
   const Bytes token = watchdog->token();
   cluster_.monitor().watch(std::move(*watchdog), [this] { lose("its watchdog connection closed"); });
-  cl_int status = CL_SUCCESS;
-  try {
-    if (!without_mpi) send_request<Hello>(hello(token, offered.get()), pending);
-    pending->arrived.wait();
-    const Hello::Reply reply = decode_reply<Hello>(*pending);
-    accept_hello_reply(reply);
-    // Without MPI, frames and data have no other way than the channel and the memory path.
-    if (without_mpi && (!reply.shared_control || !moves_by_memory())) throw ClError{CL_INVALID_OPERATION};
-    if (reply.shared_control && offered) {
-      std::lock_guard lock(pending_mutex_);  // lose() closes it
-      control_ = std::move(offered);
-    }
-  } catch (const ClError& error) {
-    status = error.code;
-  }
+  const cl_int status = greet(without_mpi ? nullptr : &token, pending, offered);
   if (status != CL_SUCCESS) fail("it refused the connection (status " + std::to_string(status) + ")");
   connected_ = true;
   log::info("connected to proxy ", proxy, ", session ", session_, without_mpi ? " (without MPI)" : "", "; data path ",
             transport::data_path_name(data_path_), ", chunks of ", chunk_bytes_, " bytes; control frames through ",
             control_ ? "shared memory" : "MPI");
+}
+
+cl_int Connection::greet(const Bytes* token, const std::shared_ptr<PendingReplyOf<Hello>>& pending,
+                         std::unique_ptr<transport::ControlChannel>& offered) {
+  try {
+    if (token) send_request<Hello>(hello(*token, offered.get()), pending);
+    pending->arrived.wait();
+    const Hello::Reply reply = decode_reply<Hello>(*pending);
+    accept_hello_reply(reply);
+    // Without MPI, frames and data have no other way than the channel and the memory path.
+    if (!token && (!reply.shared_control || !moves_by_memory())) return CL_INVALID_OPERATION;
+    if (reply.shared_control && offered) {
+      std::lock_guard lock(pending_mutex_);  // lose() closes it
+      control_ = std::move(offered);
+    }
+    return CL_SUCCESS;
+  } catch (const ClError& error) {
+    return error.code;
+  }
 }
 
 const char* Connection::connect_over_mpi(const transport::WatchdogConnection& watchdog) {

@@ -174,6 +174,11 @@ class Connection final : transport::InProcessClient {
   static typename M::Reply decode_reply(const PendingReply& pending);
 
   void connect();
+  // Sends the Hello with the watchdog's `token` (null: the watchdog took it), waits for its reply
+  // (`pending`) and takes what it says, `offered` becoming the control channel if the proxy took
+  // it; CL_SUCCESS or the error that refused the connection.
+  cl_int greet(const protocol::Bytes* token, const std::shared_ptr<PendingReplyOf<protocol::Hello>>& pending,
+               std::unique_ptr<transport::ControlChannel>& offered);
   // Connects over MPI in `watchdog`'s turn and listens to the link; null, or why it failed.
   const char* connect_over_mpi(const transport::WatchdogConnection& watchdog);
   // `offered`: the shared-memory control channel offered to a proxy of this node, or null.
