@@ -287,6 +287,7 @@ std::optional<protocol::Hello::Request> hello_of(const protocol::Bytes& frame) {
 // Runs in the watchdog's thread; nullopt puts the client in line to connect over MPI instead.
 std::optional<uint32_t> Server::start_session_without_mpi(protocol::Bytes&& frame) {
   const auto hello = hello_of(frame);
+  if (!hello) log::warn("a client's admission came with bytes that are no Hello: over MPI");
   if (!hello || hello->version != protocol::protocol_version || stopping_) return std::nullopt;
   auto channel = transport::ControlChannel::attach(hello->pid, hello->control_fd, hello->control_inode,
                                                    hello->control_bytes);

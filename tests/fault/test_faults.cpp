@@ -449,6 +449,18 @@ TEST_CASE("a client that breaks its shared control channel loses its session, an
   CHECK(work_correctly());
 }
 
+// A Hello sent with the watchdog's admission that the proxy cannot start a session without MPI
+// for (not a frame; a control channel that is not there) puts its client in line for an MPI turn
+// instead (transport/watchdog.hpp); the proxy serves on.
+TEST_CASE("a Hello the proxy cannot serve without MPI gets its client an MPI turn, and the proxy serves on",
+          "[fault][isolation]") {
+  const auto [status, output] = run_program({TURN_DESERTER_PATH, "bad-hello", "2>&1"});
+  INFO(output);
+  CHECK(status == 0);
+  CHECK(::kill(proxy_pid(), 0) == 0);
+  CHECK(work_correctly());
+}
+
 TEST_CASE("a client killed while holding objects has them all released", "[fault][client-death]") {
   const size_t before = released_sessions();
   FaultClient client("hold");

@@ -3,7 +3,9 @@
 // ("at-grant") or calls MPI_Comm_connect and exits MILLISECONDS later, wherever the connect
 // then is ("in-connect MILLISECONDS"; it exits when the connect returns first). The proxy
 // must serve the next client as before. Exit status 0 when it got its turn, 1 when not,
-// 2 on bad arguments.
+// 2 on bad arguments. "bad-hello" sends, with its admission, a Hello the proxy cannot start a
+// session without MPI for (bytes that are no frame; then one naming a control channel that does
+// not exist) and deserts each turn the proxy gives it instead: 0 when both got a turn.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -14,7 +16,10 @@
 #include <thread>
 
 #include "config.hpp"
+#include "node.hpp"
+#include "protocol/messages.hpp"
 #include "transport/mpi_defaults.hpp"
+#include "transport/peer_memory.hpp"
 #include "transport/rendezvous.hpp"
 #include "transport/secret.hpp"
 #include "transport/watchdog.hpp"
@@ -23,7 +28,7 @@ namespace {
 
 using namespace hivecl;
 
-std::optional<transport::WatchdogConnection> wait_for_turn(const Config& config) {
+std::optional<transport::WatchdogConnection> wait_for_turn(const Config& config, const protocol::Bytes& hello = {}) {
   const auto proxies = transport::discover_proxies(config.cluster_dir);
   if (proxies.empty()) return std::nullopt;
   protocol::Bytes secret;
@@ -34,7 +39,33 @@ std::optional<transport::WatchdogConnection> wait_for_turn(const Config& config)
     secret = std::move(*loaded);
   }
   return transport::WatchdogConnection::open(proxies.front().watchdog_hosts, proxies.front().watchdog_port,
-                                             config.connect_timeout, config.peer_timeout, secret);
+                                             config.connect_timeout, config.peer_timeout, secret, hello);
+}
+
+// A Hello frame naming a control channel that is not there (this process has no such descriptor).
+protocol::Bytes hello_naming_no_channel() {
+  protocol::Bytes frame;
+  protocol::Writer writer(frame);
+  protocol::encode(writer, protocol::FrameHeader{.opcode = protocol::Opcode::Hello, .kind = protocol::FrameKind::request,
+                                                 .sequence = 1});
+  protocol::encode(writer, protocol::Hello::Request{.host = node_name(), .pid = static_cast<int32_t>(::getpid()),
+                                                    .boot_id = transport::boot_id(), .control_fd = 999,
+                                                    .control_inode = 1, .control_bytes = 1u << 20});
+  return frame;
+}
+
+// Each Hello must get an MPI turn, not a session.
+int send_bad_hellos(const Config& config) {
+  const protocol::Bytes not_a_frame{std::byte{0x55}, std::byte{0xaa}, std::byte{0x01}};
+  for (const auto& hello : {not_a_frame, hello_naming_no_channel()}) {
+    const auto turn = wait_for_turn(config, hello);
+    if (!turn || turn->session_started() || turn->mpi_port().empty()) {
+      std::puts(turn ? "a session instead of a turn" : "no turn");
+      return 1;
+    }
+  }
+  std::puts("both got a turn");
+  return 0;
 }
 
 // Starts MPI as libhivecl does when the application has not (icd/cluster.cpp).
@@ -49,8 +80,9 @@ void init_mpi(const Config& config) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (!(mode == "at-grant" && argc == 2) && !(mode == "in-connect" && argc == 3)) return 2;
+  if (!((mode == "at-grant" || mode == "bad-hello") && argc == 2) && !(mode == "in-connect" && argc == 3)) return 2;
   const Config config = Config::load();
+  if (mode == "bad-hello") return send_bad_hellos(config);
   if (mode == "in-connect") init_mpi(config);
   auto turn = wait_for_turn(config);
   if (!turn) {
