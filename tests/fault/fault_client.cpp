@@ -5,7 +5,8 @@
 // transfers to and from a mapped page-locked buffer's memory, which on one node lie in memory
 // shared with the proxy), runs a kernel of
 // some seconds ("kernel"), holds 400 more buffers of 256 KiB and 400 events ("many"), or
-// exits ("probe": can this client work at all?).
+// exits ("probe": can this client work at all?). "contexts" makes four contexts in turn and
+// prints each call's status ("context N: STATUS"; for rogue-proxy, which answers them).
 #include <CL/cl.h>
 #include <unistd.h>
 
@@ -63,6 +64,16 @@ int move_through_segments(cl_context context, cl_command_queue queue, cl_mem buf
   }
 }
 
+int create_contexts(cl_device_id device) {
+  for (int i = 1; i <= 4; ++i) {
+    cl_int status = CL_SUCCESS;
+    cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
+    std::printf("context %d: %d\n", i, status);
+    if (context) clReleaseContext(context);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -76,6 +87,7 @@ int main(int argc, char** argv) {
   if (status != CL_SUCCESS) return fail("clGetPlatformIDs", status);
   if ((status = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr)) != CL_SUCCESS)
     return fail("clGetDeviceIDs", status);
+  if (mode == "contexts") return create_contexts(device);
   cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
   if (!context) return fail("clCreateContext", status);
   cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);

@@ -83,19 +83,18 @@ std::vector<pid_t> proxy_pids_in_device_order() {
   return pids;
 }
 
-// Runs fault-client in `mode` and waits for its "ready" line.
+// Runs fault-client in `mode` (or another program with that argument) and waits for its "ready" line.
 struct FaultClient {
   pid_t pid = -1;
   FILE* output = nullptr;
 
-  explicit FaultClient(const char* mode) {
+  explicit FaultClient(const char* mode, const std::string& program = FAULT_CLIENT_PATH) {
     int pipe_fds[2];
     REQUIRE(::pipe(pipe_fds) == 0);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-    const std::string program = FAULT_CLIENT_PATH;
     std::vector<char*> argv{const_cast<char*>(program.c_str()), const_cast<char*>(mode), nullptr};
     REQUIRE(posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ) == 0);
     posix_spawn_file_actions_destroy(&actions);
@@ -459,6 +458,31 @@ TEST_CASE("a Hello the proxy cannot serve without MPI gets its client an MPI tur
   CHECK(status == 0);
   CHECK(::kill(proxy_pid(), 0) == 0);
   CHECK(work_correctly());
+}
+
+// A proxy that answers with malformed frames (rogue-proxy, which says which): libhivecl drops
+// what does not decode, fails the call whose reply does not (CL_OUT_OF_RESOURCES) and the one
+// refused (CL_OUT_OF_HOST_MEMORY), and when a frame over its limit breaks the channel fails that
+// call (peer_lost_status) and every later one (CL_DEVICE_NOT_AVAILABLE): no crash, no hang.
+TEST_CASE("a client survives a proxy that answers with malformed frames", "[fault][isolation]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("hivecl-rogue-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    FaultClient rogue(dir.c_str(), ROGUE_PROXY_PATH);
+    const auto [status, output] =
+        run_program({"env", "HIVECL_CLUSTER_DIR=" + dir.string(), "HIVECL_MAX_MESSAGE_BYTES=65536", "timeout", "60",
+                     FAULT_CLIENT_PATH, "contexts", "2>&1"});
+    INFO(output);
+    CHECK(status == 0);
+    CHECK(output.find("context 1: -5\n") != std::string::npos);
+    CHECK(output.find("context 2: -6\n") != std::string::npos);
+    CHECK(output.find("context 3: -5\n") != std::string::npos);
+    CHECK(output.find("context 4: -2\n") != std::string::npos);
+    size_t dropped = 0;
+    for (size_t at = 0; (at = output.find("dropped a malformed frame", at)) != std::string::npos; ++at) ++dropped;
+    CHECK(dropped == 4);  // no frame, another magic, statuses and output cut short
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a client killed while holding objects has them all released", "[fault][client-death]") {

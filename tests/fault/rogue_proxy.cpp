@@ -1,0 +1,145 @@
+// A proxy that answers with malformed frames, for libhivecl's handling of bad input from a
+// proxy. `rogue-proxy DIR` publishes in the cluster directory DIR a record with the devices of
+// the first proxy of HIVECL_CLUSTER_DIR under its own pid and watchdog, starts each client's
+// session without MPI (transport/watchdog.hpp; the client must be of this node) and answers
+// the session's CreateContext requests so:
+//   first: bytes that are no frame, a frame of another protocol's magic, a statuses frame and
+//     an output frame cut short, a status and an error reply for requests never made, then the
+//     request's reply with bytes after it (the call must fail: CL_OUT_OF_RESOURCES);
+//   second: a well-formed reply with CL_OUT_OF_HOST_MEMORY (the call must fail with it);
+//   third: a frame of 70,000 bytes, over the client's max_message_bytes of 65,536 (the channel
+//     breaks: that call and every later one must fail).
+// Goodbye is answered; other requests are not. It prints "ready" once its record is published
+// and serves until it is killed.
+#include <CL/cl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "config.hpp"
+#include "protocol/messages.hpp"
+#include "transport/control_channel.hpp"
+#include "transport/peer_memory.hpp"
+#include "transport/rendezvous.hpp"
+#include "transport/watchdog.hpp"
+
+namespace {
+
+using namespace hivecl;
+using namespace hivecl::protocol;
+
+// A frame: `header`, then `body` as it is.
+Bytes frame_of(const FrameHeader& header, const Bytes& body = {}) {
+  Bytes frame;
+  Writer writer(frame);
+  encode(writer, header);
+  frame.insert(frame.end(), body.begin(), body.end());
+  return frame;
+}
+
+template <class T>
+Bytes encoded(const T& value) {
+  Bytes bytes;
+  Writer writer(bytes);
+  encode(writer, value);
+  return bytes;
+}
+
+Bytes cut_short(Bytes bytes) {
+  bytes.resize(bytes.size() - 2);
+  return bytes;
+}
+
+class Rogue {
+ public:
+  // The watchdog's OnHello: the session of the client whose Hello this is.
+  std::optional<uint32_t> start(Bytes&& frame) {
+    Reader reader(frame);
+    FrameHeader header;
+    Hello::Request hello;
+    if (!decode(reader, header) || !decode(reader, hello)) return std::nullopt;
+    std::lock_guard lock(mutex_);
+    channel_ = transport::ControlChannel::attach(hello.pid, hello.control_fd, hello.control_inode, hello.control_bytes);
+    if (!channel_) return std::nullopt;
+    contexts_ = 0;
+    channel_->listen([this](Bytes&& request) { answer(request); }, [] {}, 1u << 20, std::chrono::microseconds(0));
+    send(frame_of({.opcode = Opcode::Hello, .kind = FrameKind::reply, .sequence = header.sequence},
+                  encoded(Hello::Reply{.session = 1, .data_path = static_cast<uint8_t>(transport::DataPath::memory),
+                                       .chunk_bytes = 1u << 20, .max_message_bytes = 1u << 20,
+                                       .shared_control = true})));
+    return 1;
+  }
+
+ private:
+  void send(const Bytes& frame) { channel_->send(frame); }
+
+  // The channel's reader.
+  void answer(const Bytes& request) {
+    Reader reader(request);
+    FrameHeader header;
+    if (!decode(reader, header)) return;
+    const FrameHeader reply{.opcode = header.opcode, .kind = FrameKind::reply, .sequence = header.sequence};
+    if (header.opcode == Opcode::Goodbye) return send(frame_of(reply));
+    if (header.opcode != Opcode::CreateContext) return;
+    switch (++contexts_) {
+      case 1: return send_malformed(reply);
+      case 2: {
+        FrameHeader refusal = reply;
+        refusal.status = CL_OUT_OF_HOST_MEMORY;
+        return send(frame_of(refusal));
+      }
+      case 3: return send(Bytes(70'000, std::byte{0}));
+      default: return;
+    }
+  }
+
+  void send_malformed(const FrameHeader& reply) {
+    send(Bytes{std::byte{0x55}, std::byte{0xaa}, std::byte{0x01}});
+    FrameHeader other_magic = reply;
+    other_magic.magic = 0x12345678;
+    send(frame_of(other_magic));
+    send(cut_short(frame_of({.kind = FrameKind::statuses}, encoded(std::vector<uint64_t>{7, 8, 9}))));
+    send(cut_short(frame_of({.kind = FrameKind::output}, encoded(KernelOutput{Bytes(16, std::byte{'x'})}))));
+    send(frame_of({.kind = FrameKind::status, .sequence = 999'999}));
+    FrameHeader unknown = reply;
+    unknown.sequence = 999'998;
+    unknown.status = CL_INVALID_VALUE;
+    send(frame_of(unknown));
+    send(frame_of(reply, Bytes(3, std::byte{1})));
+  }
+
+  std::mutex mutex_;
+  std::unique_ptr<transport::ControlChannel> channel_;
+  int contexts_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  const Config config = Config::load();
+  const auto proxies = transport::discover_proxies(config.cluster_dir);
+  if (proxies.empty()) {
+    std::puts("no proxy to copy the devices of");
+    return 1;
+  }
+  Rogue rogue;
+  transport::WatchdogServer watchdog;
+  if (!watchdog.start(config.peer_timeout, [](uint32_t) {}, std::nullopt,
+                      [&](Bytes&& hello) { return rogue.start(std::move(hello)); }))
+    return 1;
+  ProxyRecord record = proxies.front();
+  record.pid = static_cast<int32_t>(::getpid());
+  record.watchdog_hosts = {"127.0.0.1"};
+  record.watchdog_port = watchdog.port();
+  if (transport::publish_proxy(argv[1], record).empty()) return 1;
+  std::puts("ready");
+  std::fflush(stdout);
+  while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
