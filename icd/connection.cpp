@@ -2,9 +2,6 @@
 
 #include <unistd.h>
 
-#include <array>
-#include <random>
-
 #include "icd/cluster.hpp"
 #include "log.hpp"
 #include "node.hpp"
@@ -75,21 +72,6 @@ Connection::Connection(Cluster& cluster, transport::Engine& engine, ProxyRecord 
   connected_ = true;
 }
 
-namespace {
-
-// Bytes at a known address of this process: a proxy that reads them back can reach our memory.
-const std::array<std::byte, 16>& memory_probe() {
-  static const std::array<std::byte, 16> probe = [] {
-    std::array<std::byte, 16> bytes{};
-    std::random_device random;
-    for (auto& byte : bytes) byte = static_cast<std::byte>(random());
-    return bytes;
-  }();
-  return probe;
-}
-
-}  // namespace
-
 transport::DataPathChoice Connection::data_path_choice() const {
   transport::DataPathChoice choice = transport::DataPathChoice::automatic;
   transport::parse_data_path_choice(cluster_.config().data_path, choice);
@@ -130,14 +112,15 @@ void Connection::await_reply(PendingReply& pending) {
   pending.arrived.wait();
 }
 
-Hello::Request Connection::hello(const Bytes& watchdog_token, const transport::ControlChannel* offered) const {
+Hello::Request Connection::hello(const Bytes& watchdog_token, const Bytes& proof,
+                                 const transport::ControlChannel* offered) {
   if (may_share_memory()) transport::grant_peer_access(record_.pid);
-  const auto& probe = memory_probe();
+  probe_ = proof;  // read back by the proxy, from this process's memory
   return {.version = protocol_version, .watchdog_token = watchdog_token, .host = hivecl::node_name(),
           .pid = static_cast<int32_t>(::getpid()), .boot_id = transport::boot_id(),
           .data_path = static_cast<uint8_t>(data_path_choice()),
-          .probe_address = reinterpret_cast<uint64_t>(probe.data()),
-          .probe = Bytes(probe.begin(), probe.end()),
+          .probe_address = reinterpret_cast<uint64_t>(probe_.data()),
+          .probe = probe_,
           .control_fd = offered ? offered->segment().fd() : -1,
           .control_inode = offered ? offered->segment().inode() : 0,
           .control_bytes = offered ? offered->segment().size() : 0};
@@ -171,19 +154,21 @@ void Connection::connect() {
   // MPI before the watchdog's turn where it will be needed, so that the turn is not held meanwhile.
   if (!offered && !cluster_.wait_mpi()) fail("MPI could not be initialised");
   // Offered to a proxy of this node with the watchdog's admission, the Hello lets it start the
-  // session at once, without MPI (transport/watchdog.hpp).
+  // session at once, without MPI (transport/watchdog.hpp); its probe is the challenge's nonce.
   auto pending = std::make_shared<PendingReplyOf<Hello>>();
-  Bytes hello_frame;
   uint64_t sequence = 0;
+  transport::WatchdogConnection::HelloFor hello_for;
   if (offered) {
     sequence = next_sequence_++;
-    hello_frame = request_frame(Opcode::Hello, sequence,
-                                [&](Writer& writer) { encode(writer, hello({}, offered.get())); });
     expect_reply(sequence, pending);
+    hello_for = [&](const Bytes& nonce) {
+      return request_frame(Opcode::Hello, sequence,
+                           [&](Writer& writer) { encode(writer, hello({}, nonce, offered.get())); });
+    };
   }
   // The watchdog first: connecting over MPI to a port nobody serves never returns.
   auto watchdog = transport::WatchdogConnection::open(record_.watchdog_hosts, record_.watchdog_port,
-                                                      config.connect_timeout, config.peer_timeout, secret, hello_frame);
+                                                      config.connect_timeout, config.peer_timeout, secret, hello_for);
   if (!watchdog) fail("its watchdog does not answer (is it running?) or refused this client");
   const bool without_mpi = watchdog->session_started();
   if (!without_mpi) {
@@ -203,7 +188,7 @@ void Connection::connect() {
 cl_int Connection::greet(const Bytes* token, const std::shared_ptr<PendingReplyOf<Hello>>& pending,
                          std::unique_ptr<transport::ControlChannel>& offered) {
   try {
-    if (token) send_request<Hello>(hello(*token, offered.get()), pending);
+    if (token) send_request<Hello>(hello(*token, *token, offered.get()), pending);
     pending->arrived.wait();
     const Hello::Reply reply = decode_reply<Hello>(*pending);
     accept_hello_reply(reply);

@@ -182,7 +182,10 @@ class Connection final : transport::InProcessClient {
   // Connects over MPI in `watchdog`'s turn and listens to the link; null, or why it failed.
   const char* connect_over_mpi(const transport::WatchdogConnection& watchdog);
   // `offered`: the shared-memory control channel offered to a proxy of this node, or null.
-  protocol::Hello::Request hello(const protocol::Bytes& watchdog_token, const transport::ControlChannel* offered) const;
+  // `proof`: what the watchdog connection gave this client alone (its token, or the challenge's
+  // nonce), held in probe_ for the proxy to read back (proxy/data_path.hpp says why).
+  protocol::Hello::Request hello(const protocol::Bytes& watchdog_token, const protocol::Bytes& proof,
+                                 const transport::ControlChannel* offered);
   // Bulk data goes over MPI: a session without MPI (whose data the proxy reads from this
   // process's memory) refuses a request that would send some, with CL_INVALID_OPERATION.
   void check_bulk_has_a_way(std::span<const std::byte> bulk) const;
@@ -238,6 +241,7 @@ class Connection final : transport::InProcessClient {
   // In-process transfers whose status came before receive() or receive() before the status.
   std::mutex statuses_mutex_;
   std::unordered_map<uint64_t, std::shared_ptr<Incoming>> statuses_;
+  protocol::Bytes probe_;  // the Hello's probe, in this process's memory (hello())
   // Same node: control frames both ways through shared memory, once the proxy took it at Hello;
   // then transfer statuses come as frames too. Set before connected_, never reset; last, so that
   // its reader stops before the members it uses go.

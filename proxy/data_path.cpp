@@ -1,5 +1,7 @@
 #include "proxy/data_path.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -73,14 +75,18 @@ transport::CopyTeam& copy_team(size_t configured_threads) {
   return team;
 }
 
-std::unique_ptr<DataPath> choose_data_path(const protocol::Hello::Request& hello, uint32_t session,
-                                           const ClientLinkPtr& link, size_t copy_threads) {
+std::unique_ptr<DataPath> choose_data_path(const protocol::Hello::Request& hello, const protocol::Bytes& proof,
+                                           uint32_t session, const ClientLinkPtr& link, size_t copy_threads) {
   const auto choice = static_cast<transport::DataPathChoice>(hello.data_path);
   const char* why_not = nullptr;
   if (choice == transport::DataPathChoice::mpi) {
     why_not = "the client asked for MPI";
   } else if (hello.host != hivecl::node_name() || hello.boot_id.empty() || hello.boot_id != transport::boot_id()) {
     why_not = "the client runs on another node";
+  } else if (hello.pid == ::getpid() || hello.probe.empty() || hello.probe != proof) {
+    log::warn("session ", session, ": a Hello whose probe is not its watchdog connection's proof, or that names this "
+              "proxy's own process");
+    why_not = "its probe proves nothing";
   } else {
     transport::PeerMemory client(hello.pid, copy_team(copy_threads));
     std::vector<std::byte> probe(hello.probe.size());

@@ -65,8 +65,12 @@ class MemoryDataPath final : public DataPath {
 transport::CopyTeam& copy_team(size_t configured_threads);
 
 // The path for a client that said `hello`: memory when it asks for it or leaves it to us, is
-// on this boot of this machine and its probe reads back; MPI otherwise. Logs the choice.
-std::unique_ptr<DataPath> choose_data_path(const protocol::Hello::Request& hello, uint32_t session,
-                                           const ClientLinkPtr& link, size_t copy_threads);
+// on this boot of this machine, is not this process, and its probe is `proof` and reads back
+// from its memory; MPI otherwise. Logs the choice. `proof` is what only the client's own
+// watchdog connection gave it (its token, or the challenge's nonce for a session started
+// without MPI): so a Hello naming another process, whose memory does not hold it, cannot make
+// this proxy read or write that process's memory for the client.
+std::unique_ptr<DataPath> choose_data_path(const protocol::Hello::Request& hello, const protocol::Bytes& proof,
+                                           uint32_t session, const ClientLinkPtr& link, size_t copy_threads);
 
 }  // namespace hivecl::proxy

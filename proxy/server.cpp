@@ -53,7 +53,9 @@ int Server::run() {
   }
   if (!watchdog_.start(
           config_.peer_timeout, [this](uint32_t number) { lose_session(number); }, std::move(secret),
-          [this](protocol::Bytes&& hello) { return start_session_without_mpi(std::move(hello)); }))
+          [this](const protocol::Bytes& nonce, protocol::Bytes&& hello) {
+            return start_session_without_mpi(nonce, std::move(hello));
+          }))
     return 1;
   // Accept errors (a client that failed mid-connect) are returned, not fatal to the proxy.
   MPI_Comm_dup(MPI_COMM_SELF, &accept_comm_);
@@ -285,7 +287,7 @@ std::optional<protocol::Hello::Request> hello_of(const protocol::Bytes& frame) {
 }  // namespace
 
 // Runs in the watchdog's thread; nullopt puts the client in line to connect over MPI instead.
-std::optional<uint32_t> Server::start_session_without_mpi(protocol::Bytes&& frame) {
+std::optional<uint32_t> Server::start_session_without_mpi(const protocol::Bytes& nonce, protocol::Bytes&& frame) {
   const auto hello = hello_of(frame);
   if (!hello) log::warn("a client's admission came with bytes that are no Hello: over MPI");
   if (!hello || hello->version != protocol::protocol_version || stopping_) return std::nullopt;
@@ -302,7 +304,7 @@ std::optional<uint32_t> Server::start_session_without_mpi(protocol::Bytes&& fram
     log::warn("session ", number, ": the client broke the shared control channel; closing");
     lose_session(number);
   });
-  auto data_path = choose_data_path(*hello, number, link, config_.copy_threads);
+  auto data_path = choose_data_path(*hello, nonce, number, link, config_.copy_threads);
   if (!transport::moves_by_memory(data_path->kind())) return std::nullopt;  // logged: over MPI
   ++next_session_;
   auto session = std::make_unique<Session>(number, std::move(link), *this);

@@ -62,8 +62,9 @@ class Server {
   void accept_loop();
   void admit(MPI_Comm comm);
   // The watchdog's OnHello: a session for a client of this node whose `hello` frame names a
-  // control channel this proxy can map and memory it can reach; its number, or nullopt.
-  std::optional<uint32_t> start_session_without_mpi(protocol::Bytes&& hello);
+  // control channel this proxy can map and memory it can reach, holding the challenge's `nonce`
+  // as its probe; its number, or nullopt.
+  std::optional<uint32_t> start_session_without_mpi(const protocol::Bytes& nonce, protocol::Bytes&& hello);
   void lose_session(uint32_t number);
   void reap_sessions();
   bool wake_accept_thread();

@@ -94,7 +94,8 @@ Replier Session::replier(uint64_t sequence) const { return Replier(link_, sequen
 size_t Session::chunk_bytes() const { return server_.config().chunk_bytes; }
 
 void Session::choose_data_path(const Hello::Request& hello) {
-  data_path_ = proxy::choose_data_path(hello, number_, link_, server_.config().copy_threads);
+  // The token was claimed (it is this client's watchdog connection's): it is the probe's proof.
+  data_path_ = proxy::choose_data_path(hello, hello.watchdog_token, number_, link_, server_.config().copy_threads);
 }
 
 bool Session::share_control(const Hello::Request& hello) {

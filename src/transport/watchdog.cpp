@@ -297,13 +297,13 @@ bool WatchdogServer::read_request(Challenge& challenge) {
   if (hello.empty()) {
     admit(challenge.fd);
   } else {
-    start_session(challenge.fd, std::move(hello));
+    start_session(challenge.fd, challenge.nonce, std::move(hello));
   }
   return false;
 }
 
-void WatchdogServer::start_session(int fd, Bytes&& hello) {
-  const std::optional<uint32_t> key = on_hello_ ? on_hello_(std::move(hello)) : std::nullopt;
+void WatchdogServer::start_session(int fd, const Bytes& nonce, Bytes&& hello) {
+  const std::optional<uint32_t> key = on_hello_ ? on_hello_(nonce, std::move(hello)) : std::nullopt;
   if (!key) return admit(fd);
   Bytes answer;
   append_little_endian<uint32_t>(answer, session_started_answer);
@@ -480,10 +480,11 @@ namespace {
 
 enum class Admission { unreachable, refused, unanswered, admitted, session_started };
 
-// Connects and answers the proxy's challenge, with `hello` (if any); `fd`, and `ahead` (clients
-// before this one) when admitted to wait in line.
+// Connects and answers the proxy's challenge, with the Hello `hello` makes for its nonce (if
+// any); `fd`, and `ahead` (clients before this one) when admitted to wait in line.
 Admission answer_challenge(const std::string& host, uint16_t port, Clock::time_point deadline, const Bytes& secret,
-                           const Bytes& hello, std::chrono::milliseconds peer_timeout, int& fd, uint32_t& ahead) {
+                           const WatchdogConnection::HelloFor& hello, std::chrono::milliseconds peer_timeout, int& fd,
+                           uint32_t& ahead) {
   fd = connect_with_timeout(host, port, deadline);
   if (fd < 0) return Admission::unreachable;
   set_peer_timeout(fd, peer_timeout);  // also while waiting in line: a vanished node is noticed
@@ -493,8 +494,9 @@ Admission answer_challenge(const std::string& host, uint16_t port, Clock::time_p
     return read == Read::closed ? Admission::unreachable : Admission::unanswered;
   }
   Bytes request = auth_answer(secret, nonce);
-  append_little_endian<uint32_t>(request, static_cast<uint32_t>(hello.size()));
-  request.insert(request.end(), hello.begin(), hello.end());
+  const Bytes hello_frame = hello ? hello(nonce) : Bytes{};
+  append_little_endian<uint32_t>(request, static_cast<uint32_t>(hello_frame.size()));
+  request.insert(request.end(), hello_frame.begin(), hello_frame.end());
   std::byte place[sizeof(uint32_t)];
   const Read read = write_all(fd, request.data(), request.size()) ? read_exactly(fd, place, sizeof place, deadline)
                                                                    : Read::closed;
@@ -523,7 +525,7 @@ bool receive_turn(int fd, Clock::time_point deadline, Bytes& token, std::string&
 std::optional<WatchdogConnection> WatchdogConnection::open(const std::vector<std::string>& hosts, uint16_t port,
                                                            std::chrono::milliseconds timeout,
                                                            std::chrono::milliseconds peer_timeout,
-                                                           const Bytes& secret, const Bytes& hello) {
+                                                           const Bytes& secret, const HelloFor& hello) {
   constexpr int attempts = 3;
   for (int attempt = 1; attempt <= attempts; ++attempt) {
     bool unanswered = false;

@@ -17,9 +17,10 @@
 //
 // A client of a proxy on its own node needs no MPI at all (docs/PERFORMANCE.md: Open MPI's
 // singleton start costs each process about 0.1 s): with its answer it sends its Hello, which
-// names the shared-memory control channel it made, and the proxy starts its session at once,
-// every frame after that going through the channel and the bulk data through the client's own
-// memory. A proxy that cannot serve it so puts it in line for an MPI turn instead.
+// names the shared-memory control channel it made and holds the challenge's nonce as the probe
+// of its memory, and the proxy starts its session at once, every frame after that going through
+// the channel and the bulk data through the client's own memory. A proxy that cannot serve it so
+// puts it in line for an MPI turn instead.
 #pragma once
 
 #include <chrono>
@@ -48,9 +49,9 @@ inline constexpr uint32_t session_started_answer = UINT32_MAX;
 class WatchdogServer {
  public:
   using OnLost = std::function<void(uint32_t key)>;
-  // Starts a session without MPI for a client that sent this Hello frame: its key, or nullopt
-  // (the client then waits in line for an MPI turn).
-  using OnHello = std::function<std::optional<uint32_t>(protocol::Bytes&& hello)>;
+  // Starts a session without MPI for a client that sent this Hello frame in answer to the
+  // challenge's `nonce`: its key, or nullopt (the client then waits in line for an MPI turn).
+  using OnHello = std::function<std::optional<uint32_t>(const protocol::Bytes& nonce, protocol::Bytes&& hello)>;
 
   WatchdogServer() = default;
   WatchdogServer(const WatchdogServer&) = delete;
@@ -106,7 +107,7 @@ class WatchdogServer {
   bool read_request(Challenge& challenge);
   void admit(int fd);
   // Starts a session without MPI for the client at `fd`, or puts it in line.
-  void start_session(int fd, protocol::Bytes&& hello);
+  void start_session(int fd, const protocol::Bytes& nonce, protocol::Bytes&& hello);
   void watch_granted_turn(short revents);
   void drop_stale();
   void wake();
@@ -142,13 +143,14 @@ class WatchdogConnection {
   // Tries each host in turn, answering the proxy's challenge with `secret` (empty: none),
   // then waits for its turn; nullopt when the proxy refused the answer, when none answers
   // within `timeout` (each of 3 attempts, for a proxy slowed by load), or the turn does not
-  // come within `timeout` for each client ahead in line. With a `hello` frame the proxy may
-  // start the session at once instead (session_started()).
+  // come within `timeout` for each client ahead in line. With `hello`, which makes the Hello
+  // frame for the challenge's nonce, the proxy may start the session at once instead
+  // (session_started()).
+  using HelloFor = std::function<protocol::Bytes(const protocol::Bytes& nonce)>;
   static std::optional<WatchdogConnection> open(const std::vector<std::string>& hosts, uint16_t port,
                                                 std::chrono::milliseconds timeout,
                                                 std::chrono::milliseconds peer_timeout,
-                                                const protocol::Bytes& secret = {},
-                                                const protocol::Bytes& hello = {});
+                                                const protocol::Bytes& secret = {}, const HelloFor& hello = {});
   WatchdogConnection(WatchdogConnection&& other) noexcept;
   WatchdogConnection& operator=(WatchdogConnection&& other) noexcept;
   WatchdogConnection(const WatchdogConnection&) = delete;

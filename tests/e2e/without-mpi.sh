@@ -28,4 +28,8 @@ expect "the client did not initialise MPI" test -z "$(grep 'MPI initialised' "$w
 vecadd_through_hivecl control-over-mpi HIVECL_CONTROL_PATH=mpi
 expect "a client told to use MPI initialised it" grep -q 'MPI initialised' "$work/control-over-mpi.out"
 expect "and connected over MPI" test -z "$(grep '(without MPI)' "$work/control-over-mpi.out")"
+# Both moved their data through memory: the probe the proxy read back was the watchdog connection's
+# nonce, then its token (proxy/data_path.hpp).
+expect "the client without MPI moved its data through memory" grep -q 'data path memory' "$work/default.out"
+expect "the client over MPI moved its data through memory" grep -q 'data path memory' "$work/control-over-mpi.out"
 [ $failures -eq 0 ] || { echo "--- default:"; cat "$work/default.out"; echo "--- over MPI:"; cat "$work/control-over-mpi.out"; false; }

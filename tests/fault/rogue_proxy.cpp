@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
   Rogue rogue;
   transport::WatchdogServer watchdog;
   if (!watchdog.start(config.peer_timeout, [](uint32_t) {}, std::nullopt,
-                      [&](Bytes&& hello) { return rogue.start(std::move(hello)); }))
+                      [&](const Bytes&, Bytes&& hello) { return rogue.start(std::move(hello)); }))
     return 1;
   ProxyRecord record = proxies.front();
   record.pid = static_cast<int32_t>(::getpid());

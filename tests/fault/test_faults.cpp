@@ -448,9 +448,9 @@ TEST_CASE("a client that breaks its shared control channel loses its session, an
   CHECK(work_correctly());
 }
 
-// A Hello sent with the watchdog's admission that the proxy cannot start a session without MPI
-// for (not a frame; a control channel that is not there) puts its client in line for an MPI turn
-// instead (transport/watchdog.hpp); the proxy serves on.
+// A Hello sent with the watchdog's admission that the proxy must not start a session without MPI
+// for (not a frame; a control channel that is not there; a probe that is not the challenge's
+// nonce) puts its client in line for an MPI turn instead (transport/watchdog.hpp); the proxy serves on.
 TEST_CASE("a Hello the proxy cannot serve without MPI gets its client an MPI turn, and the proxy serves on",
           "[fault][isolation]") {
   const auto [status, output] = run_program({TURN_DESERTER_PATH, "bad-hello", "2>&1"});

@@ -3,9 +3,9 @@
 // ("at-grant") or calls MPI_Comm_connect and exits MILLISECONDS later, wherever the connect
 // then is ("in-connect MILLISECONDS"; it exits when the connect returns first). The proxy
 // must serve the next client as before. Exit status 0 when it got its turn, 1 when not,
-// 2 on bad arguments. "bad-hello" sends, with its admission, a Hello the proxy cannot start a
-// session without MPI for (bytes that are no frame; then one naming a control channel that does
-// not exist) and deserts each turn the proxy gives it instead: 0 when both got a turn.
+// 2 on bad arguments. "bad-hello" sends, with its admission, Hellos the proxy must not start a
+// session without MPI for (send_bad_hellos says which) and deserts each turn the proxy gives it
+// instead: 0 when each got a turn.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -14,10 +14,12 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "config.hpp"
 #include "node.hpp"
 #include "protocol/messages.hpp"
+#include "transport/control_channel.hpp"
 #include "transport/mpi_defaults.hpp"
 #include "transport/peer_memory.hpp"
 #include "transport/rendezvous.hpp"
@@ -28,7 +30,8 @@ namespace {
 
 using namespace hivecl;
 
-std::optional<transport::WatchdogConnection> wait_for_turn(const Config& config, const protocol::Bytes& hello = {}) {
+std::optional<transport::WatchdogConnection> wait_for_turn(const Config& config,
+                                                           const transport::WatchdogConnection::HelloFor& hello = {}) {
   const auto proxies = transport::discover_proxies(config.cluster_dir);
   if (proxies.empty()) return std::nullopt;
   protocol::Bytes secret;
@@ -42,29 +45,42 @@ std::optional<transport::WatchdogConnection> wait_for_turn(const Config& config,
                                              config.connect_timeout, config.peer_timeout, secret, hello);
 }
 
-// A Hello frame naming a control channel that is not there (this process has no such descriptor).
-protocol::Bytes hello_naming_no_channel() {
+// A Hello frame of this process naming the control channel `control_fd` (of `inode` and
+// `bytes`) and the probe `probe`.
+protocol::Bytes hello_frame(int32_t control_fd, uint64_t inode, uint64_t bytes, const protocol::Bytes& probe) {
   protocol::Bytes frame;
   protocol::Writer writer(frame);
   protocol::encode(writer, protocol::FrameHeader{.opcode = protocol::Opcode::Hello, .kind = protocol::FrameKind::request,
                                                  .sequence = 1});
   protocol::encode(writer, protocol::Hello::Request{.host = node_name(), .pid = static_cast<int32_t>(::getpid()),
-                                                    .boot_id = transport::boot_id(), .control_fd = 999,
-                                                    .control_inode = 1, .control_bytes = 1u << 20});
+                                                    .boot_id = transport::boot_id(),
+                                                    .probe_address = reinterpret_cast<uint64_t>(probe.data()),
+                                                    .probe = probe, .control_fd = control_fd, .control_inode = inode,
+                                                    .control_bytes = bytes});
   return frame;
 }
 
-// Each Hello must get an MPI turn, not a session.
+// Each Hello must get an MPI turn, not a session: bytes that are no frame; one naming a control
+// channel that is not there; one naming a channel of this process with a probe that reads back
+// but is not the challenge's nonce (what a client naming another process's memory would send).
 int send_bad_hellos(const Config& config) {
-  const protocol::Bytes not_a_frame{std::byte{0x55}, std::byte{0xaa}, std::byte{0x01}};
-  for (const auto& hello : {not_a_frame, hello_naming_no_channel()}) {
+  const auto channel = transport::ControlChannel::create();
+  static const protocol::Bytes unproven(16, std::byte{0x5a});
+  const std::vector<transport::WatchdogConnection::HelloFor> hellos{
+      [](const protocol::Bytes&) { return protocol::Bytes{std::byte{0x55}, std::byte{0xaa}, std::byte{0x01}}; },
+      [](const protocol::Bytes& nonce) { return hello_frame(999, 1, 1u << 20, nonce); },
+      [&](const protocol::Bytes&) {
+        return hello_frame(channel->segment().fd(), channel->segment().inode(), channel->segment().size(), unproven);
+      }};
+  if (!channel) return 1;
+  for (const auto& hello : hellos) {
     const auto turn = wait_for_turn(config, hello);
     if (!turn || turn->session_started() || turn->mpi_port().empty()) {
       std::puts(turn ? "a session instead of a turn" : "no turn");
       return 1;
     }
   }
-  std::puts("both got a turn");
+  std::puts("each got a turn");
   return 0;
 }
 

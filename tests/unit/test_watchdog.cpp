@@ -33,14 +33,23 @@ struct Proxy {
           changed.notify_all();
         },
         std::move(secret),
-        [this, key](Bytes&& hello) {
+        [this, key](const Bytes& nonce, Bytes&& hello) {
           std::lock_guard lock(mutex);
+          nonces.push_back(nonce);
           hellos.push_back(std::move(hello));
           return key;
         }));
   }
+  // Opens a connection whose Hello (if not empty) is `hello`; notes the nonce it was made for.
   std::optional<WatchdogConnection> open(const Bytes& hello, const Bytes& secret = {}) {
-    return WatchdogConnection::open({"127.0.0.1"}, server.port(), 2000ms, 2000ms, secret, hello);
+    WatchdogConnection::HelloFor hello_for;
+    if (!hello.empty())
+      hello_for = [this, hello](const Bytes& nonce) {
+        std::lock_guard lock(mutex);
+        nonces_given.push_back(nonce);
+        return hello;
+      };
+    return WatchdogConnection::open({"127.0.0.1"}, server.port(), 2000ms, 2000ms, secret, hello_for);
   }
   bool lost(uint32_t key) {
     std::unique_lock lock(mutex);
@@ -51,6 +60,8 @@ struct Proxy {
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<Bytes> hellos;
+  std::vector<Bytes> nonces;        // as OnHello got them
+  std::vector<Bytes> nonces_given;  // as the client's Hello was made for them
   std::vector<uint32_t> lost_keys;
 };
 
@@ -69,6 +80,10 @@ TEST_CASE("a client's Hello starts its session at once, and its loss is reported
     std::lock_guard lock(proxy.mutex);
     REQUIRE(proxy.hellos.size() == 1);
     CHECK(proxy.hellos.front() == hello_frame);
+    // The Hello was made for the challenge's nonce, which OnHello gets with it (the probe's proof).
+    REQUIRE(proxy.nonces_given.size() == 1);
+    CHECK(proxy.nonces_given.front().size() == auth_nonce_bytes);
+    CHECK(proxy.nonces == proxy.nonces_given);
   }
   connection.reset();  // the client goes away
   CHECK(proxy.lost(7));
