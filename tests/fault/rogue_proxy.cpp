@@ -43,14 +43,6 @@ Bytes frame_of(const FrameHeader& header, const Bytes& body = {}) {
   return frame;
 }
 
-template <class T>
-Bytes encoded(const T& value) {
-  Bytes bytes;
-  Writer writer(bytes);
-  encode(writer, value);
-  return bytes;
-}
-
 Bytes cut_short(Bytes bytes) {
   bytes.resize(bytes.size() - 2);
   return bytes;
@@ -70,7 +62,7 @@ class Rogue {
     contexts_ = 0;
     channel_->listen([this](Bytes&& request) { answer(request); }, [] {}, 1u << 20, std::chrono::microseconds(0));
     send(frame_of({.opcode = Opcode::Hello, .kind = FrameKind::reply, .sequence = header.sequence},
-                  encoded(Hello::Reply{.session = 1, .data_path = static_cast<uint8_t>(transport::DataPath::memory),
+                  to_bytes(Hello::Reply{.session = 1, .data_path = static_cast<uint8_t>(transport::DataPath::memory),
                                        .chunk_bytes = 1u << 20, .max_message_bytes = 1u << 20,
                                        .shared_control = true})));
     return 1;
@@ -104,8 +96,8 @@ class Rogue {
     FrameHeader other_magic = reply;
     other_magic.magic = 0x12345678;
     send(frame_of(other_magic));
-    send(cut_short(frame_of({.kind = FrameKind::statuses}, encoded(std::vector<uint64_t>{7, 8, 9}))));
-    send(cut_short(frame_of({.kind = FrameKind::output}, encoded(KernelOutput{Bytes(16, std::byte{'x'})}))));
+    send(cut_short(frame_of({.kind = FrameKind::statuses}, to_bytes(std::vector<uint64_t>{7, 8, 9}))));
+    send(cut_short(frame_of({.kind = FrameKind::output}, to_bytes(KernelOutput{Bytes(16, std::byte{'x'})}))));
     send(frame_of({.kind = FrameKind::status, .sequence = 999'999}));
     FrameHeader unknown = reply;
     unknown.sequence = 999'998;
