@@ -56,13 +56,13 @@ struct Proxy {
     return changed.wait_for(lock, 5s, [&] { return std::find(lost_keys.begin(), lost_keys.end(), key) != lost_keys.end(); });
   }
 
-  WatchdogServer server;
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<Bytes> hellos;
   std::vector<Bytes> nonces;        // as OnHello got them
   std::vector<Bytes> nonces_given;  // as the client's Hello was made for them
   std::vector<uint32_t> lost_keys;
+  WatchdogServer server;  // last: stopped first, while what its callbacks touch still exists
 };
 
 const Bytes hello_frame{std::byte{1}, std::byte{2}, std::byte{3}};
