@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "icd/cluster.hpp"
 #include "log.hpp"
 #include "node.hpp"
@@ -280,16 +282,17 @@ void Connection::on_control(Bytes&& frame) {
     print_output(reader);
     return;
   }
-  if (header.kind == FrameKind::status) {
-    on_status(header.sequence, header.status);
+  std::vector<uint64_t> sequences{header.sequence};
+  if (header.kind == FrameKind::statuses && !decode(reader, sequences)) {
+    log::warn("dropped a malformed frame from proxy ", record_.node);
     return;
   }
-  if (header.kind == FrameKind::statuses) {
-    std::vector<uint64_t> sequences;
-    if (!decode(reader, sequences)) {
-      log::warn("dropped a malformed frame from proxy ", record_.node);
-      return;
-    }
+  // A status kept for a request never made would be kept for ever.
+  if (!std::all_of(sequences.begin(), sequences.end(), [this](uint64_t sequence) { return was_requested(sequence); })) {
+    log::warn("dropped a frame from proxy ", record_.node, " about a request never made");
+    return;
+  }
+  if (header.kind != FrameKind::reply) {
     for (const uint64_t sequence : sequences) on_status(sequence, header.status);
     return;
   }
@@ -302,6 +305,10 @@ void Connection::on_control(Bytes&& frame) {
   pending->frame = std::move(frame);
   pending->arrived.complete(OpStatus::done);
   if (pending->on_arrival) pending->on_arrival(*pending);
+}
+
+bool Connection::was_requested(uint64_t sequence) const {
+  return sequence != 0 && sequence < next_sequence_.load(std::memory_order_relaxed);
 }
 
 // What kernels printed on the proxy's node goes to the application's standard output, before the

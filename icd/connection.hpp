@@ -210,6 +210,8 @@ class Connection final : transport::InProcessClient {
   // The pending reply of request `sequence`, taken away; null if none.
   std::shared_ptr<PendingReply> take_pending(uint64_t sequence);
   void on_control(protocol::Bytes&& frame);
+  // Whether this connection has sent request `sequence` (its number was given out).
+  bool was_requested(uint64_t sequence) const;
   void note_detached_failure(const protocol::FrameHeader& header);
   void print_output(protocol::Reader& reader) const;
   void on_reply(protocol::Opcode opcode, uint64_t sequence, cl_int status, const void* reply) override;
