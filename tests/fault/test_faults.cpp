@@ -889,21 +889,30 @@ TEST_CASE("100 sequential and 8 concurrent clients leave the proxy as they found
     }
     return failed_here;
   };
+  // A session ends in the proxy after its client has had Goodbye's reply and exited: waits up
+  // to 30 s until `expected` sessions have been released; how many were.
+  const auto released_when = [&](size_t expected) {
+    const auto deadline = Clock::now() + 30s;
+    while (count_in_proxy_log(released_all) < expected && Clock::now() < deadline)
+      std::this_thread::sleep_for(100ms);
+    return count_in_proxy_log(released_all);
+  };
   // Warms the proxy's caches, and its allocator's per-thread arenas for that many sessions
   // at once (memory glibc keeps, not a leak: LeakSanitizer and memcheck check those),
   // before the first sample.
-  for (int i = 0; i < 3; ++i) REQUIRE(probe().first == 0);
+  const size_t sessions_at_start = count_in_proxy_log(released_all);
+  const size_t warming = 3;
+  for (size_t i = 0; i < warming; ++i) REQUIRE(probe().first == 0);
   REQUIRE(concurrent_round() == 0);
-  const size_t sessions_before = count_in_proxy_log(released_all);
+  const size_t sessions_before = released_when(sessions_at_start + warming + concurrent);
+  REQUIRE(sessions_before == sessions_at_start + warming + concurrent);
   const size_t rss_before = proxy_rss_kib();
   size_t failed = 0;
   for (size_t i = 0; i < sequential; ++i) failed += probe().first != 0;
   for (size_t round = 0; round < concurrent_rounds; ++round) failed += concurrent_round();
   CHECK(failed == 0);
   const size_t expected = sessions_before + sequential + concurrent * concurrent_rounds;
-  const auto deadline = Clock::now() + 30s;
-  while (count_in_proxy_log(released_all) < expected && Clock::now() < deadline) std::this_thread::sleep_for(100ms);
-  CHECK(count_in_proxy_log(released_all) == expected);
+  CHECK(released_when(expected) == expected);
   const size_t rss_after = proxy_rss_kib();
   INFO("proxy RSS before: " << rss_before << " KiB, after: " << rss_after << " KiB");
   if (rss_tells_of_kept_memory()) CHECK(rss_after < rss_before + 32 * 1024);
