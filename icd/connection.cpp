@@ -282,18 +282,24 @@ void Connection::on_control(Bytes&& frame) {
     print_output(reader);
     return;
   }
-  std::vector<uint64_t> sequences{header.sequence};
-  if (header.kind == FrameKind::statuses && !decode(reader, sequences)) {
-    log::warn("dropped a malformed frame from proxy ", record_.node);
-    return;
-  }
   // A status kept for a request never made would be kept for ever.
-  if (!std::all_of(sequences.begin(), sequences.end(), [this](uint64_t sequence) { return was_requested(sequence); })) {
+  const auto never_made = [this] {
     log::warn("dropped a frame from proxy ", record_.node, " about a request never made");
+  };
+  if (header.kind == FrameKind::statuses) {
+    std::vector<uint64_t> sequences;
+    if (!decode(reader, sequences)) {
+      log::warn("dropped a malformed frame from proxy ", record_.node);
+      return;
+    }
+    if (!std::all_of(sequences.begin(), sequences.end(), [this](uint64_t sequence) { return was_requested(sequence); }))
+      return never_made();
+    for (const uint64_t sequence : sequences) on_status(sequence, header.status);
     return;
   }
-  if (header.kind != FrameKind::reply) {
-    for (const uint64_t sequence : sequences) on_status(sequence, header.status);
+  if (!was_requested(header.sequence)) return never_made();
+  if (header.kind == FrameKind::status) {
+    on_status(header.sequence, header.status);
     return;
   }
   const auto pending = take_pending(header.sequence);
