@@ -7,6 +7,9 @@
 #pragma once
 
 #include <array>
+#include <cstring>
+#include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "protocol/messages.hpp"
@@ -191,6 +194,17 @@ protocol::Bytes query_info(Query&& query) {
   check(query(0, nullptr, &size));
   protocol::Bytes value(size);
   check(query(size, value.empty() ? nullptr : value.data(), nullptr));
+  return value;
+}
+// A string value read by query_info, up to its terminating NUL.
+inline std::string text_info(const protocol::Bytes& bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data()),
+                     strnlen(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+// A string as a clGet*Info value, with its terminating NUL.
+inline protocol::Bytes string_info(std::string_view text) {
+  protocol::Bytes value(text.size() + 1);
+  std::memcpy(value.data(), text.data(), text.size());
   return value;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 
+#include "proxy/build_warnings.hpp"
 #include "proxy/executors.hpp"
 
 namespace hivecl::proxy {
@@ -78,6 +79,19 @@ Bytes sub_group_info(cl_kernel kernel, cl_device_id device, const GetInfo::Reque
   return value;
 }
 
+// A build's log and options as the application's options make them, where the native runtime did
+// not get its warning switches (build_warnings.hpp).
+Bytes program_build_info(Session& session, const GetInfo::Request& request) {
+  const cl_program program = session.get<cl_program>(request.object);
+  Bytes value = native_info(clGetProgramBuildInfo, request, program, session.device(request.device));
+  const Session::SwitchlessBuild* build = session.switchless_build(program);
+  if (!build) return value;
+  if (request.param == CL_PROGRAM_BUILD_OPTIONS) return string_info(build->options);
+  if (request.param != CL_PROGRAM_BUILD_LOG) return value;
+  if (build->failed_log) return string_info(*build->failed_log);
+  return build->warnings_hidden ? string_info(without_warnings(text_info(value))) : value;
+}
+
 }  // namespace
 
 GetInfo::Reply execute(Call& call, const GetInfo::Request& request) {
@@ -93,7 +107,7 @@ GetInfo::Reply execute(Call& call, const GetInfo::Request& request) {
     case InfoFamily::program:
       return {native_info(clGetProgramInfo, request, s.get<cl_program>(request.object))};
     case InfoFamily::program_build:
-      return {native_info(clGetProgramBuildInfo, request, s.get<cl_program>(request.object), s.device(request.device))};
+      return {program_build_info(s, request)};
     case InfoFamily::kernel:
       return {native_info(clGetKernelInfo, request, s.get<cl_kernel>(request.object))};
     case InfoFamily::kernel_work_group:

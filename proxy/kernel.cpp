@@ -17,8 +17,6 @@ using namespace protocol;
 
 namespace {
 
-std::string text_info(const Bytes& bytes) { return std::string(reinterpret_cast<const char*>(bytes.data()), strnlen(reinterpret_cast<const char*>(bytes.data()), bytes.size())); }
-
 // What argument `index` is, from clGetKernelArgInfo; unknown when the device cannot say.
 ArgClass classify(cl_kernel kernel, cl_uint index) {
   cl_kernel_arg_address_qualifier address = 0;

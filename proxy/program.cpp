@@ -2,11 +2,16 @@
 #include <CL/cl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "log.hpp"
+#include "proxy/build_warnings.hpp"
 #include "proxy/executors.hpp"
 #include "proxy/output_capture.hpp"
 
@@ -28,11 +33,91 @@ CreateProgramWithSource::Reply execute(Call& call, const CreateProgramWithSource
   return {};
 }
 
+namespace {
+
+// The log of `program`'s build for its first device.
+std::string first_build_log(cl_program program) {
+  const Bytes devices = query_info([&](size_t n, void* v, size_t* r) {
+    return clGetProgramInfo(program, CL_PROGRAM_DEVICES, n, v, r);
+  });
+  cl_device_id device = nullptr;
+  if (devices.size() < sizeof device) return {};
+  std::memcpy(&device, devices.data(), sizeof device);
+  return text_info(query_info([&](size_t n, void* v, size_t* r) {
+    return clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, n, v, r);
+  }));
+}
+
+// A macro of a name reserved to the implementation, of a value no build had before: NVIDIA's
+// compiler cache answers a build it has seen with an empty log, where -Werror needs the warnings.
+std::string uncached_build_option() {
+  static const uint64_t process_value = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+  static std::atomic<uint64_t> builds{0};
+  return " -D__HIVECL_UNCACHED_BUILD=" + std::to_string(process_value) + "_" + std::to_string(builds++);
+}
+
+// An option NVIDIA's compiler does not know: a build with it fails and leaves no executable.
+constexpr const char* rejected_option = "-hivecl-failed-by-Werror";
+
+// A build or compile of `program` with the application's options, or where its platform keeps
+// warning switches (build_warnings.hpp) without them, doing what they ask.
+class SwitchedBuild {
+ public:
+  SwitchedBuild(cl_program program, const std::string& options) : program_(program), options_(options) {
+    switches_ = warning_switches(options);
+    if (!switches_) return;
+    cl_context context = nullptr;
+    check(clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof context, &context, nullptr));
+    const auto devices = context_devices(context);
+    if (devices.empty() || !keeps_warning_switches(devices.front())) switches_.reset();
+  }
+
+  // Runs `native(options)`, clBuildProgram or clCompileProgram with its other arguments bound,
+  // and returns its status as the application's switches make it (`failure` where -Werror fails it).
+  template <class Native>
+  cl_int run(Session& session, Native&& native, cl_int failure) {
+    if (!switches_) {
+      const cl_int status = native(options_.c_str());
+      if (ran(status)) session.note_build(program_, std::nullopt);
+      return status;
+    }
+    const bool as_errors = switches_->as_errors && !switches_->hidden;
+    const std::string options = switches_->other_options + (as_errors ? uncached_build_option() : "");
+    cl_int status = native(options.c_str());
+    Session::SwitchlessBuild build{.options = options_, .warnings_hidden = switches_->hidden, .failed_log = {}};
+    if (as_errors && status == CL_SUCCESS) {
+      const std::string log = first_build_log(program_);
+      if (has_warnings(log)) {
+        build.failed_log = warnings_as_errors(log);
+        if (native(rejected_option) == CL_SUCCESS) log::warn("a build with ", rejected_option, " succeeded");
+        status = failure;
+      }
+    }
+    if (ran(status)) session.note_build(program_, std::move(build));
+    return status;
+  }
+
+ private:
+  // A build that ran, and made a log (one refused before it leaves the program as it was).
+  static bool ran(cl_int status) {
+    return status == CL_SUCCESS || status == CL_BUILD_PROGRAM_FAILURE || status == CL_COMPILE_PROGRAM_FAILURE;
+  }
+
+  cl_program program_;
+  const std::string& options_;
+  std::optional<WarningSwitches> switches_;
+};
+
+}  // namespace
+
 BuildProgram::Reply execute(Call& call, const BuildProgram::Request& request) {
   const cl_program program = call.session.get<cl_program>(request.program);
   const auto devices = call.session.devices(request.devices);
-  check(clBuildProgram(program, static_cast<cl_uint>(devices.size()), devices.empty() ? nullptr : devices.data(),
-                       request.options.c_str(), nullptr, nullptr));
+  const auto build = [&](const char* options) {
+    return clBuildProgram(program, static_cast<cl_uint>(devices.size()), devices.empty() ? nullptr : devices.data(),
+                          options, nullptr, nullptr);
+  };
+  check(SwitchedBuild(program, request.options).run(call.session, build, CL_BUILD_PROGRAM_FAILURE));
   return {};
 }
 
@@ -122,9 +207,12 @@ CompileProgram::Reply execute(Call& call, const CompileProgram::Request& request
   if (headers.size() != request.header_names.size()) throw ClError{CL_INVALID_VALUE};
   std::vector<const char*> names;
   for (const std::string& name : request.header_names) names.push_back(name.c_str());
-  check(clCompileProgram(program, static_cast<cl_uint>(devices.size()), data_or_null(devices),
-                         request.options.c_str(), static_cast<cl_uint>(headers.size()), data_or_null(headers),
-                         names.empty() ? nullptr : names.data(), nullptr, nullptr));
+  const auto compile = [&](const char* options) {
+    return clCompileProgram(program, static_cast<cl_uint>(devices.size()), data_or_null(devices), options,
+                            static_cast<cl_uint>(headers.size()), data_or_null(headers),
+                            names.empty() ? nullptr : names.data(), nullptr, nullptr);
+  };
+  check(SwitchedBuild(program, request.options).run(call.session, compile, CL_COMPILE_PROGRAM_FAILURE));
   return {};
 }
 

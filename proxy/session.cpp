@@ -89,6 +89,18 @@ void Session::note_program(bool may_print) {
   OutputCapture::get().note_program(link_.get(), may_print);
 }
 
+void Session::note_build(cl_program program, std::optional<SwitchlessBuild> build) {
+  if (build)
+    switchless_builds_[program] = std::move(*build);
+  else
+    switchless_builds_.erase(program);
+}
+
+const Session::SwitchlessBuild* Session::switchless_build(cl_program program) const {
+  const auto found = switchless_builds_.find(program);
+  return found == switchless_builds_.end() ? nullptr : &found->second;
+}
+
 Replier Session::replier(uint64_t sequence) const { return Replier(link_, sequence, statistics_); }
 
 size_t Session::chunk_bytes() const { return server_.config().chunk_bytes; }
@@ -243,6 +255,7 @@ void Session::release(ObjectKind kind, ObjectId id) {
     std::lock_guard lock(queue_facts_mutex_);
     queue_facts_.erase(static_cast<cl_command_queue>(entry->native));
   }
+  if (kind == ObjectKind::program) switchless_builds_.erase(static_cast<cl_program>(entry->native));
   release_native(kind, entry->native);
 }
 

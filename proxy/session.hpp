@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -148,6 +149,16 @@ class Session {
   void set_greeted(std::string client_host, int32_t client_pid);
   // The client made a program, one that may print or not (output_capture.hpp).
   void note_program(bool may_print);
+  // A build or compile whose warning switches the native runtime did not get (build_warnings.hpp):
+  // the application's options, and what its log reads.
+  struct SwitchlessBuild {
+    std::string options;
+    bool warnings_hidden = false;         // the native log, without its warnings
+    std::optional<std::string> failed_log;  // else: -Werror failed the build, with this log
+  };
+  // Notes `program`'s last build or compile: nothing where the runtime got the application's options.
+  void note_build(cl_program program, std::optional<SwitchlessBuild> build);
+  const SwitchlessBuild* switchless_build(cl_program program) const;
   // How bulk data moves to and from this client (MPI until Hello chooses).
   DataPath& data_path() { return *data_path_; }
   void choose_data_path(const protocol::Hello::Request& hello);
@@ -188,6 +199,7 @@ class Session {
   std::unordered_set<cl_event> user_events_;  // retained; the worker thread's only
   mutable std::mutex queue_facts_mutex_;
   std::unordered_map<cl_command_queue, QueueFacts> queue_facts_;
+  std::unordered_map<cl_program, SwitchlessBuild> switchless_builds_;
   LaunchGate launch_gate_;
   ReadReports read_reports_;
   std::thread worker_;
