@@ -66,50 +66,29 @@ TEST_CASE("-Werror's log: the diagnostics alone, warnings as errors", "[build-wa
 }
 
 TEST_CASE("Errors stay, with their notes; a warning's notes and includes go with it", "[build-warnings]") {
-  const std::string log =
-      "In file included from <kernel>:2:\n"
-      "header.h:3:9: warning: 'X' macro redefined\n"
-      "#define X 2\n"
-      "        ^\n"
-      "<kernel>:1:9: note: previous definition is here\n"
-      "#define X 1\n"
-      "        ^\n"
+  // The log's parts, each with its body; `redefined` and `unused` are warnings.
+  const auto redefined = [](const std::string& kind) {
+    return "In file included from <kernel>:2:\n"
+           "header.h:3:9: " + kind + ": 'X' macro redefined\n"
+           "#define X 2\n"
+           "        ^\n"
+           "<kernel>:1:9: note: previous definition is here\n"
+           "#define X 1\n"
+           "        ^\n";
+  };
+  const std::string undeclared =
       "<kernel>:5:12: error: use of undeclared identifier 'undeclared'\n"
       "  out[0] = undeclared;\n"
       "           ^~~~~~~~~~\n"
       "<kernel>:4:1: note: to match this '{'\n"
       "{\n"
-      "^\n"
-      "<kernel>:9:3: warning: unused value\n"
-      "  x;\n"
-      "  ^\n"
-      "1 error generated.";
-  CHECK(without_warnings(log) ==
-        "<kernel>:5:12: error: use of undeclared identifier 'undeclared'\n"
-        "  out[0] = undeclared;\n"
-        "           ^~~~~~~~~~\n"
-        "<kernel>:4:1: note: to match this '{'\n"
-        "{\n"
-        "^\n"
-        "1 error generated.");
+      "^\n";
+  const auto unused = [](const std::string& kind) { return "<kernel>:9:3: " + kind + ": unused value\n  x;\n  ^\n"; };
+  const std::string summary = "1 error generated.";
+  const std::string log = redefined("warning") + undeclared + unused("warning") + summary;
+  CHECK(without_warnings(log) == undeclared + summary);
   CHECK(has_warnings(log));
-  CHECK(warnings_as_errors(log) ==
-        "In file included from <kernel>:2:\n"
-        "header.h:3:9: error: 'X' macro redefined\n"
-        "#define X 2\n"
-        "        ^\n"
-        "<kernel>:1:9: note: previous definition is here\n"
-        "#define X 1\n"
-        "        ^\n"
-        "<kernel>:5:12: error: use of undeclared identifier 'undeclared'\n"
-        "  out[0] = undeclared;\n"
-        "           ^~~~~~~~~~\n"
-        "<kernel>:4:1: note: to match this '{'\n"
-        "{\n"
-        "^\n"
-        "<kernel>:9:3: error: unused value\n"
-        "  x;\n"
-        "  ^\n");
+  CHECK(warnings_as_errors(log) == redefined("error") + undeclared + unused("error"));
 }
 
 TEST_CASE("A warning without a caret line takes at most two lines with it", "[build-warnings]") {
