@@ -72,6 +72,7 @@ for side in a b; do
     echo "ok: printing client $side got only its own lines ($own, in order; $logged whole in the log)"
   else
     echo "FAILED: printing client $side (pid $pid): $own own, $foreign foreign, $logged logged, in order $in_order"
+    grep -vn "^client $pid says " "$work/$side.out" | head -3 | cat -A
     failures=$((failures + 1))
   fi
 done

@@ -18,7 +18,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The session target runs the native OpenCL: it must see the native platform only.
 export OCL_ICD_VENDORS=/etc/OpenCL/vendors
 status=0
-for target in decoders session control-ring; do
+for target in decoders session control-ring build-log; do
   mkdir -p "$work/corpus-$target" "$work/crashes-$target" "$work/seed-$target"
   echo "== fuzz-$target for $seconds s"
   if ! "$fuzz/fuzz-$target" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
