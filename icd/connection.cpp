@@ -178,7 +178,11 @@ void Connection::connect() {
     if (const char* why = connect_over_mpi(*watchdog)) fail(why);
   }
   const Bytes token = watchdog->token();
-  cluster_.monitor().watch(std::move(*watchdog), [this] { lose("its watchdog connection closed"); });
+  // After Goodbye the proxy closes it on purpose: its reply, and the kernels' text before it, are
+  // still to be read (shutdown waits for them, a second at most).
+  cluster_.monitor().watch(std::move(*watchdog), [this] {
+    if (!leaving_) lose("its watchdog connection closed");
+  });
   const cl_int status = greet(without_mpi ? nullptr : &token, pending, offered);
   if (status != CL_SUCCESS) fail("it refused the connection (status " + std::to_string(status) + ")");
   connected_ = true;

@@ -126,12 +126,19 @@ bool ClientProcessLink::receive_bulk(uint64_t sequence, std::byte* data, size_t 
 }
 
 void ClientProcessLink::forget() {
-  {
-    std::lock_guard lock(control_mutex_);
-    forgotten_ = true;
-    if (control_) control_->stop();  // its reader delivers no more frames to the session
-  }
+  stop_listening();
   if (link_) engine_.forget(link_);
+}
+
+void ClientProcessLink::forget_after_sending() {
+  stop_listening();
+  if (link_) engine_.forget_after_sends(link_);
+}
+
+void ClientProcessLink::stop_listening() {
+  std::lock_guard lock(control_mutex_);
+  forgotten_ = true;
+  if (control_) control_->stop();  // its reader delivers no more frames to the session
 }
 
 }  // namespace hivecl::proxy

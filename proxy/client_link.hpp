@@ -72,6 +72,8 @@ class ClientLink {
   virtual const std::byte* lend_bulk(size_t) { return nullptr; }
   // Gives up everything in flight with this client.
   virtual void forget() = 0;
+  // As forget, for a client that ended the session itself: what was sent to it still goes.
+  virtual void forget_after_sending() { forget(); }
 
  protected:
   static protocol::Bytes output_frame(std::span<const std::byte> text);
@@ -101,10 +103,12 @@ class ClientProcessLink final : public ClientLink {
   std::shared_ptr<transport::Completion> receive_chunk(uint64_t sequence, std::byte* data, size_t size) override;
   bool receive_bulk(uint64_t sequence, std::byte* data, size_t size, size_t chunk) override;
   void forget() override;
+  void forget_after_sending() override;
 
  private:
   void before_sending() const;
   void send_now(protocol::Bytes&& frame);
+  void stop_listening();
 
   // Starts the channel's reader, handing frames to on_frame_.
   void listen_to_channel(const Config& config, std::function<void()> on_broken);

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <string_view>
@@ -67,10 +68,13 @@ void OutputCapture::join(const std::shared_ptr<ClientLink>& link) {
   clients_[link.get()] = Client{.link = link};
 }
 
+// What was printed while the client could have been its author goes by that (read_available first).
 void OutputCapture::leave(const ClientLink* link) {
   if (pipe_ < 0) return;
   std::lock_guard lock(mutex_);
+  read_available();
   clients_.erase(link);
+  if (unfinished_author_ == link) unfinished_author_ = nullptr;  // its line's end goes to the log
 }
 
 void OutputCapture::note_program(const ClientLink* link, bool may_print) {
@@ -78,17 +82,21 @@ void OutputCapture::note_program(const ClientLink* link, bool may_print) {
   std::lock_guard lock(mutex_);
   const auto found = clients_.find(link);
   if (found == clients_.end()) return;
+  read_available();
   found->second.programs = true;
   found->second.printing = found->second.printing || may_print;
 }
 
-void OutputCapture::drain() {
+void OutputCapture::drain(const ClientLink* exiting) {
   if (pipe_ < 0) return;
   // Not under mutex_: a runtime thread printing into a full pipe holds stdout's lock until the
   // pump, which needs mutex_, has made room.
   std::fflush(stdout);
   std::lock_guard lock(mutex_);
   read_available();
+  if (unfinished_.empty() || !exiting || unfinished_author_ != exiting) return;
+  bool several = false;
+  send_unfinished_line(author(several));
 }
 
 void OutputCapture::pump() {
@@ -114,17 +122,38 @@ void OutputCapture::read_available() {
 }
 
 // One client's text is not another's to see: where several clients may have printed it, it goes
-// to the proxy's own output (its log) instead.
+// to the proxy's own output (its log) instead. Whole lines go; the start of a line waits for its end.
 void OutputCapture::forward(std::span<const std::byte> text) {
   bool several = false;
-  if (const std::shared_ptr<ClientLink> link = author(several)) {
-    warned_several_ = false;
-    return link->send_output(text);
-  }
+  const std::shared_ptr<ClientLink> link = author(several);
   if (several && !warned_several_) {
     log::warn("kernels of several clients may be printing: what they print goes to this log");
     warned_several_ = true;
   }
+  if (link) warned_several_ = false;
+  // Up to the last line's end.
+  const auto whole = static_cast<size_t>(std::find(text.rbegin(), text.rend(), std::byte{'\n'}).base() - text.begin());
+  if (unfinished_.empty()) unfinished_author_ = link.get();
+  if (whole > 0) {
+    const auto first_end = static_cast<size_t>(std::find(text.begin(), text.end(), std::byte{'\n'}) - text.begin()) + 1;
+    unfinished_.insert(unfinished_.end(), text.begin(), text.begin() + static_cast<std::ptrdiff_t>(first_end));
+    send_unfinished_line(link);
+    send(link, text.subspan(first_end, whole - first_end));
+    unfinished_author_ = link.get();
+  }
+  unfinished_.insert(unfinished_.end(), text.begin() + static_cast<std::ptrdiff_t>(whole), text.end());
+  // A line longer than a frame's text goes in pieces after all.
+  if (unfinished_.size() >= read_bytes) send_unfinished_line(link);
+}
+
+void OutputCapture::send_unfinished_line(const std::shared_ptr<ClientLink>& author) {
+  send(unfinished_author_ == author.get() ? author : nullptr, unfinished_);
+  unfinished_.clear();
+}
+
+void OutputCapture::send(const std::shared_ptr<ClientLink>& link, std::span<const std::byte> text) {
+  if (text.empty()) return;
+  if (link) return link->send_output(text);
   write_all(original_stdout_, text);
 }
 

@@ -84,6 +84,8 @@ void Session::set_greeted(std::string client_host, int32_t client_pid) {
   OutputCapture::get().join(link_);
 }
 
+void Session::drain_output_for_exit() { OutputCapture::get().drain(link_.get()); }
+
 void Session::note_program(bool may_print) {
   if (may_print) link_->note_printing();
   OutputCapture::get().note_program(link_.get(), may_print);
@@ -449,7 +451,7 @@ void Session::hold_user_event(cl_event event) {
 }
 
 void Session::teardown() {
-  if (!lost_.exchange(true)) link_->forget();
+  if (!lost_.exchange(true)) link_->forget_after_sending();  // it ended the session (Goodbye) itself
   server_.watchdog().release(number_);
   server_.peer_tickets().forget_session(number_);
   launch_gate_.end_burst();
@@ -476,7 +478,7 @@ void Session::teardown() {
   for (auto& [context, ring] : staging_) give_back_ring(std::move(ring));
   staging_.clear();
   // What its kernels printed until their queues finished was theirs.
-  OutputCapture::get().drain();
+  OutputCapture::get().drain(link_.get());
   OutputCapture::get().leave(link_.get());
   log::info("disconnected: released ", objects.size(), " objects; holds ", usage_.objects(),
             " objects, ", usage_.memory_bytes(), " buffer bytes");
@@ -517,7 +519,7 @@ Hello::Reply execute(Call& call, const Hello::Request& request) {
 Goodbye::Reply execute(Call& call, const Goodbye::Request&) {
   // The application is exiting: what its kernels printed, taken for it even where its programs do
   // not name printf (output_capture.hpp), goes ahead of this reply, which it waits for.
-  OutputCapture::get().drain();
+  call.session.drain_output_for_exit();
   call.session.end();
   return {};
 }

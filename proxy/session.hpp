@@ -149,6 +149,8 @@ class Session {
   void set_greeted(std::string client_host, int32_t client_pid);
   // The client made a program, one that may print or not (output_capture.hpp).
   void note_program(bool may_print);
+  // The client is exiting: what its kernels printed goes to it now, an unfinished line too.
+  void drain_output_for_exit();
   // A build or compile whose warning switches the native runtime did not get (build_warnings.hpp):
   // the application's options, and what its log reads.
   struct SwitchlessBuild {

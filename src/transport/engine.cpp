@@ -97,6 +97,8 @@ void Engine::forget(const LinkPtr& link) {
   submit(Forget{link});
 }
 
+void Engine::forget_after_sends(const LinkPtr& link) { submit(Forget{link}); }
+
 void Engine::run(std::function<bool()> setup, std::function<void()> teardown) {
   const bool ok = !setup || setup();
   {
@@ -287,6 +289,7 @@ bool Engine::poll_listeners() {
 }
 
 void Engine::drop_link(const LinkPtr& link) {
+  link->lost_.store(true, std::memory_order_release);  // what comes after the Forget is not begun
   std::erase_if(listeners_, [&](const Listener& l) { return l.link == link; });
   for (size_t i = active_.size(); i-- > 0;) {
     if (active_[i].link != link) continue;

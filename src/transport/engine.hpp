@@ -98,6 +98,9 @@ class Engine {
   static constexpr std::chrono::milliseconds ordered_delivery_bound{10};
   // Gives up everything of `link`: operations end as cancelled, its communicator is freed.
   void forget(const LinkPtr& link);
+  // As forget, once the sends asked for before have begun: a link whose peer is alive and waits
+  // for its last frames (a session that ends by the client's Goodbye). MPI finishes them.
+  void forget_after_sends(const LinkPtr& link);
 
  private:
   struct Operation {

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # What kernels print through a proxy goes to the client that may have printed it (run under
 # tests/with-cluster.sh). The proxy's only client gets its kernels' lines, in order, by the time
-# it has exited, even where its source never names printf. A client whose kernels print gets
-# each of its lines once, in order, on its standard output while another client of the same
-# proxy launches kernels that print nothing; that client's standard output stays empty, and
-# nothing goes to the proxy's log. Two clients printing at once never get each other's text:
+# it has exited, even where its source never names printf, and a line it never ends by then too.
+# A client whose kernels print gets each of its lines once, in order, on its standard output
+# while another client of the same proxy launches kernels that print nothing; that client's
+# standard output stays empty, and nothing goes to the proxy's log. Two clients printing at once never get each other's text:
 # each gets only its own lines, in order, and what their kernels print while both may be
 # printing goes to the proxy's log (which says so; there, lines of kernels running at once may
 # be interleaved, as natively in one process).
@@ -26,6 +26,15 @@ if [ $? -eq 0 ] && cmp -s <(expected_lines "$work/hidden.err") "$work/hidden.out
   echo "ok: the only client got its $count lines, in order, from a source that does not name printf"
 else
   echo "FAILED: the hidden client's output:"; cat "$work/hidden.err"; head "$work/hidden.out"
+  failures=$((failures + 1))
+fi
+
+# A line that never ends is the client's too: it comes whole by the time the client has exited.
+on hivecl "$client" unended $count >"$work/unended.out" 2>"$work/unended.err"
+if [ $? -eq 0 ] && cmp -s <(expected_lines "$work/unended.err" | tr '\n' ' ') "$work/unended.out"; then
+  echo "ok: the only client got its $count unended sayings by its exit"
+else
+  echo "FAILED: the unended client's output:"; cat "$work/unended.err"; head -c 300 "$work/unended.out"; echo
   failures=$((failures + 1))
 fi
 

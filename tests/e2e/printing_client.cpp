@@ -1,7 +1,8 @@
 // A client for kernel-output.sh: on the first platform, launches `say` COUNT times (one work-item,
 // the launch's number as its value) and waits for each. With `print` its kernel prints
 // "client PID says N"; with `hidden` too, from a source that never names printf (a macro makes
-// the name); with `quiet` it prints nothing. What it reports itself goes to stderr, so that its
+// the name); with `unended` it prints "client PID says N " and never ends a line; with `quiet`
+// it prints nothing. What it reports itself goes to stderr, so that its
 // standard output holds only what its kernels printed.
 #include <CL/cl.h>
 #include <unistd.h>
@@ -15,8 +16,8 @@
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 3 ? argv[1] : "";
-  if (mode != "print" && mode != "hidden" && mode != "quiet") {
-    std::fprintf(stderr, "usage: printing-client print|hidden|quiet COUNT\n");
+  if (mode != "print" && mode != "hidden" && mode != "unended" && mode != "quiet") {
+    std::fprintf(stderr, "usage: printing-client print|hidden|unended|quiet COUNT\n");
     return 2;
   }
   const int count = std::atoi(argv[2]);
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
       mode == "print"    ? "kernel void say(int pid, int n) { printf(\"client %d says %d\\n\", pid, n); }"
       : mode == "hidden" ? "#define JOIN(a, b) a##b\n"
                            "kernel void say(int pid, int n) { JOIN(pri, ntf)(\"client %d says %d\\n\", pid, n); }"
+      : mode == "unended" ? "kernel void say(int pid, int n) { printf(\"client %d says %d \", pid, n); }"
                          : "kernel void say(int pid, int n) { }";
   cl_int status = CL_SUCCESS;
   cl_program program = clCreateProgramWithSource(opened.context, 1, &source, nullptr, &status);
