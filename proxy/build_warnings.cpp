@@ -90,6 +90,23 @@ void for_each_line(std::string_view log, const std::function<void(std::string_vi
   for (std::string_view leading : included_from) take(leading, Part::text);
 }
 
+// The end of the option starting at `start`: blanks end it, but not within double quotes (a
+// macro's value, `-DNAME="a b"`), where a backslash escapes the next character.
+size_t option_end(std::string_view options, size_t start) {
+  bool quoted = false;
+  for (size_t at = start; at < options.size(); ++at) {
+    const char c = options[at];
+    if (quoted && c == '\\') {
+      ++at;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (!quoted && whitespace.find(c) != std::string_view::npos) {
+      return at;
+    }
+  }
+  return options.size();
+}
+
 }  // namespace
 
 bool keeps_warning_switches(cl_device_id device) {
@@ -98,20 +115,19 @@ bool keeps_warning_switches(cl_device_id device) {
 
 std::optional<WarningSwitches> warning_switches(std::string_view options) {
   WarningSwitches switches;
+  size_t copied = 0;  // the other options are copied as they are, blanks and all
   for (size_t start = options.find_first_not_of(whitespace); start != std::string_view::npos;) {
-    const size_t end = std::min(options.find_first_of(whitespace, start), options.size());
-    const std::string_view token = options.substr(start, end - start);
-    if (token == "-w") {
-      switches.hidden = true;
-    } else if (token == "-Werror") {
-      switches.as_errors = true;
-    } else {
-      if (!switches.other_options.empty()) switches.other_options += ' ';
-      switches.other_options += token;
+    const size_t end = option_end(options, start);
+    const std::string_view option = options.substr(start, end - start);
+    if (option == "-w" || option == "-Werror") {
+      (option == "-w" ? switches.hidden : switches.as_errors) = true;
+      switches.other_options.append(options.substr(copied, start - copied));
+      copied = end;
     }
     start = options.find_first_not_of(whitespace, end);
   }
   if (!switches.hidden && !switches.as_errors) return std::nullopt;
+  switches.other_options.append(options.substr(copied));
   return switches;
 }
 

@@ -14,6 +14,7 @@ TEST_CASE("Options without -w or -Werror are left alone", "[build-warnings]") {
   CHECK_FALSE(warning_switches(""));
   CHECK_FALSE(warning_switches("-cl-fast-relaxed-math"));
   CHECK_FALSE(warning_switches("-DW=-w -wx -Werror=all"));
+  CHECK_FALSE(warning_switches("-DMESSAGE=\"build with -w or -Werror\""));
 }
 
 TEST_CASE("-w and -Werror leave the options, the rest as given", "[build-warnings]") {
@@ -21,16 +22,17 @@ TEST_CASE("-w and -Werror leave the options, the rest as given", "[build-warning
   REQUIRE(hidden);
   CHECK(hidden->hidden);
   CHECK_FALSE(hidden->as_errors);
-  CHECK(hidden->other_options == "");
-  const auto both = warning_switches("-D VALUE=41 -w -cl-mad-enable -Werror -DX=\"-w\"");
+  CHECK(hidden->other_options == "  \t");
+  const auto both = warning_switches("-D VALUE=41 -w -cl-mad-enable -Werror -DX=\"a  -w \\\" -Werror\"");
   REQUIRE(both);
   CHECK(both->hidden);
   CHECK(both->as_errors);
-  CHECK(both->other_options == "-D VALUE=41 -cl-mad-enable -DX=\"-w\"");
+  CHECK(both->other_options == "-D VALUE=41  -cl-mad-enable  -DX=\"a  -w \\\" -Werror\"");
   const auto as_errors = warning_switches("-Werror");
   REQUIRE(as_errors);
   CHECK_FALSE(as_errors->hidden);
   CHECK(as_errors->as_errors);
+  CHECK(as_errors->other_options.empty());
 }
 
 // NVIDIA's log (CUDA 12, H100) for a source with an unknown extension's pragma, built without -w;
