@@ -6,7 +6,9 @@
 // Then, on a second link whose listener polls only when asked (as a client's): a message on a
 // data tag received with receive_after_frames must end after the control frames sent before
 // it reached the listener, although MPI orders them per tag only and nothing asked for them.
-// Exit status 0 when rank 1 saw exactly the expected frames, in that order.
+// Then, on a third link, rank 1 sends frames and at once forgets the link after its sends (as a
+// proxy does when its client said Goodbye): rank 0 must receive every one.
+// Exit status 0 when each side saw exactly the expected frames, in that order.
 #include <mpi.h>
 
 #include <algorithm>
@@ -132,6 +134,47 @@ int receive_frames_then_trailer(MPI_Comm peer) {
   return 0;
 }
 
+constexpr int last_frames = 4;
+
+// Rank 1: the frames, then the link forgotten after them, before the engine has begun them.
+int send_then_forget(MPI_Comm peer) {
+  transport::Engine engine;
+  engine.start({});
+  engine.wait_started();
+  auto link = std::make_shared<transport::Link>(peer);
+  for (int seed = 0; seed < last_frames; ++seed)
+    engine.send(link, transport::control_tag, frame_of(size_t{64} << (4 * seed), static_cast<unsigned>(seed)));
+  engine.forget_after_sends(link);
+  MPI_Barrier(MPI_COMM_WORLD);  // rank 0 has them all, or has given up
+  engine.stop();
+  return 0;
+}
+
+int receive_last_frames(MPI_Comm peer) {
+  int received = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (; received < last_frames; ++received) {
+    Bytes frame(size_t{64} << (4 * received));
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Irecv(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, 0, transport::control_tag, peer, &request);
+    int done = 0;
+    while (!done && std::chrono::steady_clock::now() < deadline) {
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (!done) {
+      MPI_Cancel(&request);
+      MPI_Request_free(&request);
+      break;
+    }
+    if (frame != frame_of(frame.size(), static_cast<unsigned>(received))) break;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::printf("engine-frames: %d of the %d frames sent before the link was forgotten received\n", received,
+              last_frames);
+  return received == last_frames ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,21 +193,27 @@ int main(int argc, char** argv) {
   MPI_Comm own = MPI_COMM_NULL;
   MPI_Comm peer = MPI_COMM_NULL;
   MPI_Comm second_peer = MPI_COMM_NULL;
+  MPI_Comm third_peer = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &own);
   MPI_Intercomm_create(own, 0, MPI_COMM_WORLD, 1 - rank, 0, &peer);
   MPI_Intercomm_create(own, 0, MPI_COMM_WORLD, 1 - rank, 1, &second_peer);
+  MPI_Intercomm_create(own, 0, MPI_COMM_WORLD, 1 - rank, 2, &third_peer);
   MPI_Comm_set_errhandler(peer, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(second_peer, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(third_peer, MPI_ERRORS_RETURN);
   int status = 0;
   if (rank == 0) {
     send_frames(peer);
     send_frames_then_trailer(second_peer);
+    status = receive_last_frames(third_peer);
     MPI_Comm_free(&peer);
     MPI_Comm_free(&second_peer);
+    MPI_Comm_free(&third_peer);
   } else {
     // In the order rank 0 sends; each engine frees its link's communicator when it stops.
     status = receive_frames(peer);
     status = std::max(status, receive_frames_then_trailer(second_peer));
+    status = std::max(status, send_then_forget(third_peer));
   }
   int worst = 0;
   MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
