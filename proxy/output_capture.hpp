@@ -55,7 +55,7 @@ class OutputCapture {
   std::shared_ptr<ClientLink> author(bool& several) const;
   void pump();
 
-  std::mutex mutex_;  // reading the pipe, clients_, buffer_
+  std::mutex mutex_;  // reading the pipe, clients_, buffer_, unfinished_
   std::unordered_map<const ClientLink*, Client> clients_;
   std::vector<std::byte> buffer_;
   std::vector<std::byte> unfinished_;            // the start of a line whose end has not come
