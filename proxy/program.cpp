@@ -35,17 +35,14 @@ CreateProgramWithSource::Reply execute(Call& call, const CreateProgramWithSource
 
 namespace {
 
-// The log of `program`'s build for its first device.
-std::string first_build_log(cl_program program) {
+// The first of `program`'s devices, or null.
+cl_device_id first_device(cl_program program) {
   const Bytes devices = query_info([&](size_t n, void* v, size_t* r) {
     return clGetProgramInfo(program, CL_PROGRAM_DEVICES, n, v, r);
   });
   cl_device_id device = nullptr;
-  if (devices.size() < sizeof device) return {};
-  std::memcpy(&device, devices.data(), sizeof device);
-  return text_info(query_info([&](size_t n, void* v, size_t* r) {
-    return clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, n, v, r);
-  }));
+  if (devices.size() >= sizeof device) std::memcpy(&device, devices.data(), sizeof device);
+  return device;
 }
 
 // A macro of a name reserved to the implementation, of a value no build had before: NVIDIA's
@@ -66,10 +63,8 @@ class SwitchedBuild {
   SwitchedBuild(cl_program program, const std::string& options) : program_(program), options_(options) {
     switches_ = warning_switches(options);
     if (!switches_) return;
-    cl_context context = nullptr;
-    check(clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof context, &context, nullptr));
-    const auto devices = context_devices(context);
-    if (devices.empty() || !keeps_warning_switches(devices.front())) switches_.reset();
+    device_ = first_device(program);  // a program's devices are of one platform
+    if (!device_ || !keeps_warning_switches(device_)) switches_.reset();
   }
 
   // Runs `native(options)`, clBuildProgram or clCompileProgram with its other arguments bound,
@@ -86,7 +81,9 @@ class SwitchedBuild {
     cl_int status = native(options.c_str());
     Session::SwitchlessBuild build{.options = options_, .warnings_hidden = switches_->hidden, .failed_log = {}};
     if (as_errors && status == CL_SUCCESS) {
-      const std::string log = first_build_log(program_);
+      const std::string log = text_info(query_info([&](size_t n, void* v, size_t* r) {
+        return clGetProgramBuildInfo(program_, device_, CL_PROGRAM_BUILD_LOG, n, v, r);
+      }));
       if (has_warnings(log)) {
         build.failed_log = warnings_as_errors(log);
         if (native(rejected_option) == CL_SUCCESS) log::warn("a build with ", rejected_option, " succeeded");
@@ -106,6 +103,7 @@ class SwitchedBuild {
   cl_program program_;
   const std::string& options_;
   std::optional<WarningSwitches> switches_;
+  cl_device_id device_ = nullptr;  // whose log tells whether the build warned
 };
 
 }  // namespace
