@@ -158,6 +158,29 @@ struct NamedHostMemory {
 NamedHostMemory name_host_memory(const Connection* connection, const void* pointer, size_t size);
 // The memory object of an enqueue: live and of the queue's context.
 _cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem);
+// The largest buffer a device of `context` allows (CL_DEVICE_MAX_MEM_ALLOC_SIZE).
+cl_ulong max_alloc_size(const _cl_context* context);
+// A buffer's region into host memory (clEnqueueReadBuffer and the reads of maps and SVM copies),
+// as a command of `type`.
+void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, void* pointer,
+               bool blocking, cl_command_type type);
+// Whose memory a write reads: the application's, or HiveCL's own (a mapping's shadow, which
+// may be freed once the call returns).
+enum class HostMemory { application, hivecl };
+// Host memory into a buffer's region (clEnqueueWriteBuffer, unmaps, SVM copies).
+void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, const void* pointer,
+                bool blocking, cl_command_type type, HostMemory memory = HostMemory::application);
+// Maps a buffer's region, checked, and records the mapping for its unmap.
+void* map_buffer(EnqueuedCommand& command, _cl_mem* mem, bool blocking, cl_map_flags flags, size_t offset,
+                 size_t size, cl_command_type type);
+// Ends the mapping of `mem` at `mapped_ptr` (CL_INVALID_VALUE if there is none), writing back
+// what it may have changed.
+void unmap(EnqueuedCommand& command, _cl_mem* mem, void* mapped_ptr, cl_command_type type);
+void copy_buffer(EnqueuedCommand& command, const _cl_mem* source, const _cl_mem* destination, size_t source_offset,
+                 size_t destination_offset, size_t size, cl_command_type type);
+// Checks the pattern as clEnqueueFillBuffer must (the device checks the range).
+void fill_buffer(EnqueuedCommand& command, const _cl_mem* mem, const void* pattern, size_t pattern_size,
+                 size_t offset, size_t size, cl_command_type type);
 // In-process, a command that the native runtime makes on the application's memory itself, as
 // natively: a rectangular or image transfer (protocol::InPlace), or a map (MapBuffer,
 // MapImage). A non-blocking one returns at once, a blocking one once the command has ended

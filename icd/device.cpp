@@ -104,9 +104,15 @@ void apply_policy(_cl_device_id& device) {
     std::memcpy(&capabilities, v.data(), std::min(v.size(), sizeof capabilities));
     return as_bytes(capabilities & ~cl_device_exec_capabilities{CL_EXEC_NATIVE_KERNEL});
   });
-  // SVM, pipes, on-device queues, IL programs, built-in kernels and 2D images from buffers are
-  // not available through HiveCL yet. Images, samplers, sub-groups and partitions into
-  // sub-devices are the device's own.
+  // Shared virtual memory as coarse-grained buffers only (svm.cpp moves their data at mappings).
+  edit(CL_DEVICE_SVM_CAPABILITIES, [](const auto& v) {
+    cl_device_svm_capabilities capabilities = 0;
+    std::memcpy(&capabilities, v.data(), std::min(v.size(), sizeof capabilities));
+    return as_bytes(capabilities & cl_device_svm_capabilities{CL_DEVICE_SVM_COARSE_GRAIN_BUFFER});
+  });
+  // Pipes, on-device queues, IL programs, built-in kernels and 2D images from buffers are not
+  // available through HiveCL yet. Images, samplers, sub-groups and partitions into sub-devices
+  // are the device's own.
   for (cl_device_info zero_uint : {CL_DEVICE_MAX_PIPE_ARGS,
                                    CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, CL_DEVICE_PIPE_MAX_PACKET_SIZE,
                                    CL_DEVICE_MAX_ON_DEVICE_QUEUES, CL_DEVICE_MAX_ON_DEVICE_EVENTS,
@@ -114,7 +120,6 @@ void apply_policy(_cl_device_id& device) {
                                    CL_DEVICE_IMAGE_PITCH_ALIGNMENT,
                                    CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT})
     override_value(device, zero_uint, as_bytes(cl_uint{0}));
-  override_value(device, CL_DEVICE_SVM_CAPABILITIES, as_bytes(cl_device_svm_capabilities{0}));
   override_value(device, CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES, as_bytes(cl_command_queue_properties{0}));
   override_value(device, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, as_bytes(cl_device_device_enqueue_capabilities{0}));
   override_value(device, CL_DEVICE_PIPE_SUPPORT, as_bytes(cl_bool{CL_FALSE}));

@@ -8,6 +8,7 @@
 
 #include "icd/api.hpp"
 #include "icd/spanning.hpp"
+#include "icd/svm.hpp"
 #include "kernels_parser.hpp"
 #include "log.hpp"
 #include "work_size.hpp"
@@ -355,6 +356,64 @@ CL_API_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint arg_ind
     const void* handle = nullptr;
     if (arg_value && arg_size == sizeof handle) std::memcpy(&handle, arg_value, sizeof handle);
     kernel->args[arg_index].handle = handle;
+  });
+}
+
+// HiveCL can give a device only addresses in its SVM allocations (the proxy checks them too).
+CL_API_ENTRY cl_int CL_API_CALL clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void* arg_value) {
+  return guarded([&] {
+    checked(kernel);
+    std::lock_guard lock(kernel->args_mutex);
+    if (arg_index >= kernel->args.size()) throw ClError{CL_INVALID_ARG_INDEX};
+    if (kernel->args[arg_index].arg_class != ArgClass::memory) throw ClError{CL_INVALID_ARG_VALUE};
+    KernelArg arg{.index = arg_index, .kind = ArgKind::svm_pointer, .size = sizeof arg_value};
+    if (arg_value) {
+      const std::optional<SvmRegion> region = find_svm(kernel->program->context.get(), arg_value, true);
+      if (!region) throw ClError{CL_INVALID_ARG_VALUE};
+      arg.object = region->buffer->id;
+      arg.offset = region->offset;
+    }
+    kernel->args[arg_index].current = std::move(arg);
+    kernel->args[arg_index].handle = nullptr;
+  });
+}
+
+namespace {
+
+// CL_KERNEL_EXEC_INFO_SVM_PTRS: allocations the kernel reaches through pointers stored in memory
+// (none: those set before no longer apply).
+void set_svm_pointers(_cl_kernel* kernel, size_t value_size, const void* value) {
+  if (value_size % sizeof(void*) != 0 || (value_size != 0 && !value)) throw ClError{CL_INVALID_VALUE};
+  std::vector<const void*> pointers(value_size / sizeof(void*));
+  std::memcpy(pointers.data(), value, value_size);
+  SetKernelExecInfo::Request request{.kernel = kernel->id};
+  for (const void* pointer : pointers) {
+    const std::optional<SvmRegion> region = find_svm(kernel->program->context.get(), pointer, true);
+    if (!region) throw ClError{CL_INVALID_VALUE};
+    request.pointers.push_back({.allocation = region->buffer->id, .offset = region->offset});
+  }
+  kernel->connection->call<SetKernelExecInfo>(request);
+}
+
+}  // namespace
+
+CL_API_ENTRY cl_int CL_API_CALL clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
+                                                    size_t param_value_size, const void* param_value) {
+  return guarded([&] {
+    checked(kernel);
+    if (!supports_svm(kernel->program->context.get())) throw ClError{CL_INVALID_OPERATION};
+    switch (param_name) {
+      case CL_KERNEL_EXEC_INFO_SVM_PTRS: return set_svm_pointers(kernel, param_value_size, param_value);
+      case CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM: {
+        if (param_value_size != sizeof(cl_bool) || !param_value) throw ClError{CL_INVALID_VALUE};
+        cl_bool wanted = CL_FALSE;
+        std::memcpy(&wanted, param_value, sizeof wanted);
+        // No HiveCL device shares the system's memory with the host.
+        if (wanted) throw ClError{CL_INVALID_OPERATION};
+        return;
+      }
+      default: throw ClError{CL_INVALID_VALUE};
+    }
   });
 }
 

@@ -11,6 +11,7 @@
 
 #include "icd/api.hpp"
 #include "icd/spanning.hpp"
+#include "icd/svm.hpp"
 
 using namespace hivecl;
 using namespace hivecl::icd;
@@ -64,10 +65,6 @@ _cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem) {
   return object;
 }
 
-}  // namespace hivecl::icd
-
-namespace {
-
 cl_ulong max_alloc_size(const _cl_context* context) {
   cl_ulong largest = 0;
   for (cl_device_id device : context->devices) {
@@ -78,6 +75,10 @@ cl_ulong max_alloc_size(const _cl_context* context) {
   }
   return largest;
 }
+
+}  // namespace hivecl::icd
+
+namespace {
 
 cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl_mem_flags flags, size_t size,
                      void* host_ptr) {
@@ -95,6 +96,12 @@ cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl
   if (flags & CL_MEM_USE_HOST_PTR) mem->host_ptr = host_ptr;
   if (properties) mem->properties = {0};
   if (context->spans()) mem->spread = new_spread(context, size, host_ptr != nullptr);
+  // Memory of an SVM allocation is the allocation's, as natively (in-process it is the runtime's
+  // own; through a proxy the buffer is made over the allocation there).
+  const std::optional<SvmRegion> svm =
+      (flags & CL_MEM_USE_HOST_PTR) && !context->spans() ? find_svm(context, host_ptr) : std::nullopt;
+  if (svm && size > svm->room) throw ClError{CL_INVALID_BUFFER_SIZE};
+  mem->uses_svm_pointer = svm.has_value();
   // Except where the native runtime uses it itself (native_host_memory), the proxy keeps its own
   // copy of a CL_MEM_USE_HOST_PTR buffer; mappings bring host_ptr up to date. Host access flags
   // are enforced here: the proxy must read and write the buffer for any mapping.
@@ -106,6 +113,11 @@ cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl
   // path) or the native runtime uses them (in-process, CL_MEM_USE_HOST_PTR); otherwise they are
   // the request's data, read in place in-process and sent over MPI.
   Connection* const connection = context->connection;
+  if (mem->uses_svm_pointer && !uses_natively) {
+    connection->call<CreateBuffer>({.id = mem->id, .context = context->id, .flags = flags & ~host_access_flags,
+                                    .size = size, .svm = {.allocation = svm->buffer->id, .offset = svm->offset}});
+    return publish(mem.release());
+  }
   const bool proxy_reads = uses_natively || (host_ptr && connection->data_path() == transport::DataPath::memory);
   const std::span<const std::byte> initial_data(static_cast<const std::byte*>(host_ptr),
                                                 host_ptr && !proxy_reads ? size : 0);
@@ -156,6 +168,7 @@ cl_mem create_sub_buffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_typ
   mem->flags = effective;
   mem->size = region.size;
   if (parent->host_ptr) mem->host_ptr = static_cast<std::byte*>(parent->host_ptr) + region.origin;
+  mem->uses_svm_pointer = parent->uses_svm_pointer;
   parent->connection->call<CreateSubBuffer>(
       {.id = mem->id, .parent = parent->id, .flags = flags & access_flags, .origin = region.origin, .size = region.size});
   return publish(mem.release());
@@ -182,6 +195,10 @@ const _cl_mem* host_transfer_buffer(const EnqueuedCommand& command, cl_mem buffe
   check_host_access(mem, reads, !reads);
   return mem;
 }
+
+}  // namespace
+
+namespace hivecl::icd {
 
 // Device data into host memory: the reply confirms the command, the data follows it
 // (over MPI, or written by the proxy itself on the memory path), then its status.
@@ -227,10 +244,6 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
   }
 }
 
-// Whose memory a write reads: the application's, or HiveCL's own (a mapping's shadow, which
-// may be freed once the call returns).
-enum class HostMemory { application, hivecl };
-
 // Host memory to the device. A blocking write, or one from HiveCL's own memory (an unmap's,
 // which a release may free at once), returns once the proxy holds the data (in its staging
 // ring, or on the device). A non-blocking write from the application's memory returns at
@@ -242,7 +255,7 @@ enum class HostMemory { application, hivecl };
 // `pointer` itself, as natively: a non-blocking write returns at once and reports nothing but
 // a failure; in-process a blocking one returns when the command has ended (its status).
 void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, const void* pointer,
-                bool blocking, cl_command_type type, HostMemory memory = HostMemory::application) {
+                bool blocking, cl_command_type type, HostMemory memory) {
   Connection* connection = command.connection();
   // The reads before it that fill this memory must have filled it (their failures are theirs).
   if (!connection->in_process()) command.queue()->settle(command.position(), HostRange::of(pointer, size));
@@ -279,6 +292,10 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
   command.complete(type);
   if (answered_after_end<WriteBuffer>(request, false)) command.ended();
 }
+
+}  // namespace hivecl::icd
+
+namespace {
 
 // --- rectangular transfers ---
 
@@ -448,27 +465,93 @@ std::byte* mapping_base(_cl_mem* mem) {
 // A mapping in memory of HiveCL's own (or host_ptr): a region mapped for writing is fetched too
 // (only part of it may be written); one mapped with CL_MAP_WRITE_INVALIDATE_REGION is not.
 std::byte* map_shadow(EnqueuedCommand& command, _cl_mem* mem, bool blocking, cl_map_flags flags, size_t offset,
-                      size_t size) {
+                      size_t size, cl_command_type type) {
   std::byte* pointer = mapping_base(mem) + offset;
   if (flags & CL_MAP_WRITE_INVALIDATE_REGION) {
-    enqueue_marker(command, CL_COMMAND_MAP_BUFFER, false);
+    enqueue_marker(command, type, false);
   } else {
-    read_into(command, mem, offset, size, pointer, blocking, CL_COMMAND_MAP_BUFFER);
+    read_into(command, mem, offset, size, pointer, blocking, type);
   }
   return pointer;
 }
 
 std::byte* map_natively(EnqueuedCommand& command, const _cl_mem* mem, bool blocking, cl_map_flags flags,
-                        size_t offset, size_t size) {
+                        size_t offset, size_t size, cl_command_type type) {
   const MapBuffer::Reply reply = enqueue_in_process<MapBuffer>(
       command,
       {.queue = command.queue()->id, .mem = mem->id, .flags = flags, .offset = offset, .size = size,
        .blocking = blocking, .tail = command.tail()},
-      blocking, CL_COMMAND_MAP_BUFFER);
+      blocking, type);
   return reinterpret_cast<std::byte*>(reply.address);
 }
 
 }  // namespace
+
+namespace hivecl::icd {
+
+void* map_buffer(EnqueuedCommand& command, _cl_mem* mem, bool blocking, cl_map_flags flags, size_t offset,
+                 size_t size, cl_command_type type) {
+  std::byte* pointer = native_host_memory(mem->context.get())
+                           ? map_natively(command, mem, blocking, flags, offset, size, type)
+                           : map_shadow(command, mem, blocking, flags, offset, size, type);
+  std::lock_guard lock(mem->mapping_mutex);
+  mem->mappings.push_back({.pointer = pointer, .offset = offset, .size = size, .flags = flags});
+  return pointer;
+}
+
+void unmap(EnqueuedCommand& command, _cl_mem* mem, void* mapped_ptr, cl_command_type type) {
+  _cl_mem::Mapping mapping{};
+  {
+    std::lock_guard lock(mem->mapping_mutex);
+    const auto it = std::find_if(mem->mappings.begin(), mem->mappings.end(),
+                                 [&](const auto& m) { return m.pointer == mapped_ptr; });
+    if (it == mem->mappings.end()) throw ClError{CL_INVALID_VALUE};
+    mapping = *it;
+    mem->mappings.erase(it);
+  }
+  if (native_host_memory(mem->context.get())) {
+    command.connection()->call<UnmapMemObject>({.queue = command.queue()->id, .mem = mem->id,
+                                                .address = reinterpret_cast<uint64_t>(mapped_ptr),
+                                                .tail = command.tail()});
+    command.complete(type);
+    return;
+  }
+  // Mapped with no flags (OpenCL 1.0 programs) counts as mapped for reading and writing.
+  if (mem->image) return unmap_image(command, mem, mapping);
+  const bool written = mapping.flags == 0 || (mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
+  if (written) {
+    write_from(command, mem, mapping.offset, mapping.size, mapping.pointer, false, type, HostMemory::hivecl);
+  } else {
+    enqueue_marker(command, type, false);
+  }
+}
+
+void copy_buffer(EnqueuedCommand& command, const _cl_mem* source, const _cl_mem* destination, size_t source_offset,
+                 size_t destination_offset, size_t size, cl_command_type type) {
+  // Ranges and overlap are checked by the device's own implementation.
+  const ObjectId source_id = use_mem(source, command, Access::reads, source_offset, size);
+  const ObjectId destination_id = use_mem(destination, command, Access::writes, destination_offset, size);
+  command.connection()->call<CopyBuffer>({.queue = command.queue()->id, .source = source_id,
+                                          .destination = destination_id, .source_offset = source_offset,
+                                          .destination_offset = destination_offset, .size = size,
+                                          .tail = command.tail()});
+  command.complete(type);
+}
+
+void fill_buffer(EnqueuedCommand& command, const _cl_mem* mem, const void* pattern, size_t pattern_size,
+                 size_t offset, size_t size, cl_command_type type) {
+  // Checked here because pattern_size says how much of the application's memory to read.
+  if (!pattern || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size))
+    throw ClError{CL_INVALID_VALUE};
+  const auto* bytes = static_cast<const std::byte*>(pattern);
+  const ObjectId id = use_mem(mem, command, Access::writes, offset, size);
+  command.connection()->call<FillBuffer>({.queue = command.queue()->id, .mem = id,
+                                          .pattern = Bytes(bytes, bytes + pattern_size), .offset = offset,
+                                          .size = size, .tail = command.tail()});
+  command.complete(type);
+}
+
+}  // namespace hivecl::icd
 
 CL_API_ENTRY cl_mem CL_API_CALL clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void* host_ptr,
                                                cl_int* errcode_ret) {
@@ -527,7 +610,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetMemObjectInfo(cl_mem memobj, cl_mem_info pa
       case CL_MEM_ASSOCIATED_MEMOBJECT:
         return reply.scalar(static_cast<cl_mem>(memobj->parent ? memobj->parent.get() : memobj->image_buffer.get()));
       case CL_MEM_OFFSET: return reply.scalar(memobj->origin);
-      case CL_MEM_USES_SVM_POINTER: return reply.scalar(cl_bool{CL_FALSE});
+      case CL_MEM_USES_SVM_POINTER: return reply.scalar(cl_bool{memobj->uses_svm_pointer});
       case CL_MEM_PROPERTIES: return reply.list(memobj->properties);
       default: throw ClError{CL_INVALID_VALUE};
     }
@@ -565,14 +648,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue command_que
     EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
     const _cl_mem* source = transfer_buffer(command, src_buffer);
     const _cl_mem* destination = transfer_buffer(command, dst_buffer);
-    // Ranges and overlap are checked by the device's own implementation.
-    const ObjectId source_id = use_mem(source, command, Access::reads, src_offset, size);
-    const ObjectId destination_id = use_mem(destination, command, Access::writes, dst_offset, size);
-    command.connection()->call<CopyBuffer>({.queue = command.queue()->id, .source = source_id,
-                                            .destination = destination_id, .source_offset = src_offset,
-                                            .destination_offset = dst_offset, .size = size,
-                                            .tail = command.tail()});
-    command.complete(CL_COMMAND_COPY_BUFFER);
+    copy_buffer(command, source, destination, src_offset, dst_offset, size, CL_COMMAND_COPY_BUFFER);
   });
 }
 
@@ -583,15 +659,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue command_que
   return guarded([&] {
     EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
     const _cl_mem* mem = transfer_buffer(command, buffer);
-    // Checked here because pattern_size says how much of the application's memory to read.
-    if (!pattern || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size))
-      throw ClError{CL_INVALID_VALUE};
-    const auto* bytes = static_cast<const std::byte*>(pattern);
-    const ObjectId id = use_mem(mem, command, Access::writes, offset, size);
-    command.connection()->call<FillBuffer>({.queue = command.queue()->id, .mem = id,
-                                            .pattern = Bytes(bytes, bytes + pattern_size), .offset = offset,
-                                            .size = size, .tail = command.tail()});
-    command.complete(CL_COMMAND_FILL_BUFFER);
+    fill_buffer(command, mem, pattern, pattern_size, offset, size, CL_COMMAND_FILL_BUFFER);
   });
 }
 
@@ -605,12 +673,7 @@ CL_API_ENTRY void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue command_queue
     if (size == 0) throw ClError{CL_INVALID_VALUE};
     check_range(mem, offset, size);
     check_map_flags(mem, map_flags);
-    std::byte* pointer = native_host_memory(mem->context.get())
-                             ? map_natively(command, mem, blocking_map, map_flags, offset, size)
-                             : map_shadow(command, mem, blocking_map, map_flags, offset, size);
-    std::lock_guard lock(mem->mapping_mutex);
-    mem->mappings.push_back({.pointer = pointer, .offset = offset, .size = size, .flags = map_flags});
-    return pointer;
+    return map_buffer(command, mem, blocking_map, map_flags, offset, size, CL_COMMAND_MAP_BUFFER);
   });
 }
 
@@ -619,32 +682,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue command
                                                         const cl_event* event_wait_list, cl_event* event) {
   return guarded([&] {
     EnqueuedCommand command(command_queue, num_events_in_wait_list, event_wait_list, event);
-    _cl_mem* mem = transfer_mem(command, memobj);
-    _cl_mem::Mapping mapping{};
-    {
-      std::lock_guard lock(mem->mapping_mutex);
-      const auto it = std::find_if(mem->mappings.begin(), mem->mappings.end(),
-                                   [&](const auto& m) { return m.pointer == mapped_ptr; });
-      if (it == mem->mappings.end()) throw ClError{CL_INVALID_VALUE};
-      mapping = *it;
-      mem->mappings.erase(it);
-    }
-    if (native_host_memory(mem->context.get())) {
-      command.connection()->call<UnmapMemObject>({.queue = command.queue()->id, .mem = mem->id,
-                                                  .address = reinterpret_cast<uint64_t>(mapped_ptr),
-                                                  .tail = command.tail()});
-      command.complete(CL_COMMAND_UNMAP_MEM_OBJECT);
-      return;
-    }
-    // Mapped with no flags (OpenCL 1.0 programs) counts as mapped for reading and writing.
-    if (mem->image) return unmap_image(command, mem, mapping);
-    const bool written = mapping.flags == 0 || (mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
-    if (written) {
-      write_from(command, mem, mapping.offset, mapping.size, mapping.pointer, false, CL_COMMAND_UNMAP_MEM_OBJECT,
-                 HostMemory::hivecl);
-    } else {
-      enqueue_marker(command, CL_COMMAND_UNMAP_MEM_OBJECT, false);
-    }
+    unmap(command, transfer_mem(command, memobj), mapped_ptr, CL_COMMAND_UNMAP_MEM_OBJECT);
   });
 }
 

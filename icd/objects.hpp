@@ -256,6 +256,7 @@ struct _cl_mem : hivecl::icd::Shared<_cl_mem> {
   cl_mem_flags flags = 0;  // as the application gave them (sub-buffers: with what they inherit)
   size_t size = 0;
   void* host_ptr = nullptr;  // CL_MEM_USE_HOST_PTR only
+  bool uses_svm_pointer = false;  // host_ptr is inside an SVM allocation (svm.hpp), whose memory it uses
   std::optional<ImageDescription> image;  // images only
   hivecl::icd::Ref<_cl_mem> image_buffer;  // CL_MEM_OBJECT_IMAGE1D_BUFFER: the buffer it is made from
   std::vector<cl_mem_properties> properties;

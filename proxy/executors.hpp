@@ -125,6 +125,8 @@ p::PeerEventStatus::Reply execute(Call&, const p::PeerEventStatus::Request&);
 void execute(Call&, const p::MapBuffer::Request&, Replier later);
 void execute(Call&, const p::MapImage::Request&, Replier later);
 p::UnmapMemObject::Reply execute(Call&, const p::UnmapMemObject::Request&);
+p::SvmAlloc::Reply execute(Call&, const p::SvmAlloc::Request&);
+p::SetKernelExecInfo::Reply execute(Call&, const p::SetKernelExecInfo::Request&);
 
 // --- helpers shared by the executors ---
 

@@ -137,6 +137,16 @@ cl_int set_buffer_arg(Session& session, cl_kernel kernel, const KernelArg& arg) 
   return clSetKernelArg(kernel, arg.index, sizeof mem, &mem);
 }
 
+cl_int set_svm_arg(const Session& session, cl_kernel kernel, const KernelArg& arg) {
+  void* address = nullptr;
+  try {
+    if (arg.object != no_object) address = session.svm_address({arg.object, arg.offset}, CL_INVALID_ARG_VALUE);
+  } catch (const ClError& error) {
+    return error.code;  // freed since it was set
+  }
+  return clSetKernelArgSVMPointer(kernel, arg.index, address);
+}
+
 // The clSetKernelArg the client recorded; a failure is the launch's CL_INVALID_KERNEL_ARGS
 // (the argument is not validly specified), as README.md explains.
 void apply(Session& session, cl_kernel kernel, const KernelArg& arg) {
@@ -155,6 +165,9 @@ void apply(Session& session, cl_kernel kernel, const KernelArg& arg) {
     case ArgKind::sampler:
       status = set_sampler_arg(session, kernel, arg);
       break;
+    case ArgKind::svm_pointer:
+      status = set_svm_arg(session, kernel, arg);
+      break;
     default:
       status = CL_INVALID_VALUE;
   }
@@ -165,6 +178,16 @@ void apply(Session& session, cl_kernel kernel, const KernelArg& arg) {
 }
 
 }  // namespace
+
+SetKernelExecInfo::Reply execute(Call& call, const SetKernelExecInfo::Request& request) {
+  const cl_kernel kernel = call.session.get<cl_kernel>(request.kernel);
+  std::vector<void*> pointers;  // none: those set before no longer apply
+  for (const SvmAddress& address : request.pointers)
+    pointers.push_back(call.session.svm_address(address, CL_INVALID_VALUE));
+  check(clSetKernelExecInfo(kernel, CL_KERNEL_EXEC_INFO_SVM_PTRS, pointers.size() * sizeof(void*),
+                            pointers.empty() ? nullptr : pointers.data()));
+  return {};
+}
 
 CreateKernel::Reply execute(Call& call, const CreateKernel::Request& request) {
   Session& session = call.session;

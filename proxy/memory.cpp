@@ -328,10 +328,27 @@ cl_mem create_staged(Call& call, cl_context context, const CreateBuffer::Request
 
 }  // namespace
 
+// A CL_MEM_USE_HOST_PTR buffer inside one of the session's SVM allocations uses its memory.
+cl_mem create_over_svm(const Session& session, cl_context context, const CreateBuffer::Request& request) {
+  if (!(request.flags & CL_MEM_USE_HOST_PTR) || request.with_data || request.host_address ||
+      request.size > UINT64_MAX - request.svm.offset)
+    throw ClError{CL_INVALID_VALUE};
+  void* start = session.svm_address(request.svm, CL_INVALID_HOST_PTR);
+  session.svm_address({request.svm.allocation, request.svm.offset + request.size}, CL_INVALID_HOST_PTR);
+  cl_int status = CL_SUCCESS;
+  const cl_mem mem = clCreateBuffer(context, request.flags, request.size, start, &status);
+  check(status);
+  return mem;
+}
+
 CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   Session& session = call.session;
   session.check_fresh(request.id, request.size);
   const cl_context context = session.get<cl_context>(request.context);
+  if (request.svm.allocation != no_object) {
+    session.add(request.id, ObjectKind::mem, create_over_svm(session, context, request), request.size);
+    return {};
+  }
   // Only in-process may the native runtime use the client's memory itself; elsewhere the client
   // turns CL_MEM_USE_HOST_PTR into CL_MEM_COPY_HOST_PTR.
   const bool uses = (request.flags & CL_MEM_USE_HOST_PTR) != 0;
@@ -347,6 +364,28 @@ CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   const cl_mem mem = staged ? create_staged(call, context, request) : create_from_data(call, context, request);
   session.add(request.id, ObjectKind::mem, mem, request.size);
   return {};
+}
+
+// The native allocation and the buffer over it through which transfers reach it (messages.hpp).
+SvmAlloc::Reply execute(Call& call, const SvmAlloc::Request& request) {
+  Session& session = call.session;
+  session.check_fresh(request.id, request.size);
+  const cl_context context = session.get<cl_context>(request.context);
+  constexpr cl_svm_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+  // Coarse-grained buffers only: HiveCL moves their data at mappings, as that kind allows.
+  if (request.flags & ~access) throw ClError{CL_INVALID_VALUE};
+  if (request.size == 0 || request.size > max_alloc_size(context)) throw ClError{CL_INVALID_BUFFER_SIZE};
+  void* base = clSVMAlloc(context, request.flags, request.size, request.alignment);
+  if (!base) throw ClError{CL_OUT_OF_RESOURCES};  // the runtime says no more than that
+  cl_int status = CL_SUCCESS;
+  const cl_mem buffer = clCreateBuffer(context, CL_MEM_USE_HOST_PTR | request.flags, request.size, base, &status);
+  if (status != CL_SUCCESS) {
+    clSVMFree(context, base);
+    throw ClError{status};
+  }
+  session.add(request.id, ObjectKind::mem, buffer, request.size);
+  session.note_svm(buffer, {.context = context, .base = static_cast<std::byte*>(base), .size = request.size});
+  return {.address = reinterpret_cast<uint64_t>(base)};
 }
 
 void execute(Call& call, const ReadBuffer::Request& request, Replier later) {

@@ -258,7 +258,25 @@ void Session::release(ObjectKind kind, ObjectId id) {
     queue_facts_.erase(static_cast<cl_command_queue>(entry->native));
   }
   if (kind == ObjectKind::program) switchless_builds_.erase(static_cast<cl_program>(entry->native));
-  release_native(kind, entry->native);
+  release_native_object(kind, entry->native);
+}
+
+void Session::release_native_object(ObjectKind kind, void* native) {
+  release_native(kind, native);
+  if (kind != ObjectKind::mem) return;
+  const auto svm = svm_allocations_.find(static_cast<cl_mem>(native));
+  if (svm == svm_allocations_.end()) return;
+  clSVMFree(svm->second.context, svm->second.base);
+  svm_allocations_.erase(svm);
+}
+
+void Session::note_svm(cl_mem buffer, SvmAllocation allocation) { svm_allocations_.emplace(buffer, allocation); }
+
+void* Session::svm_address(const SvmAddress& address, cl_int invalid) const {
+  const auto buffer = static_cast<cl_mem>(objects_.find(address.allocation, ObjectKind::mem));
+  const auto svm = svm_allocations_.find(buffer);
+  if (svm == svm_allocations_.end() || address.offset > svm->second.size) throw ClError{invalid};
+  return svm->second.base + address.offset;
 }
 
 uint64_t Session::max_bulk_bytes() const {
@@ -472,7 +490,7 @@ void Session::teardown() {
   std::sort(objects.begin(), objects.end(),
             [](const auto& a, const auto& b) { return teardown_rank(a.second.kind) < teardown_rank(b.second.kind); });
   for (auto& [id, entry] : objects) {
-    release_native(entry.kind, entry.native);
+    release_native_object(entry.kind, entry.native);
     usage_.remove(entry.device_bytes);
   }
   for (auto& [context, ring] : staging_) give_back_ring(std::move(ring));

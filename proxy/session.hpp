@@ -161,6 +161,17 @@ class Session {
   // Notes `program`'s last build or compile: nothing where the runtime got the application's options.
   void note_build(cl_program program, std::optional<SwitchlessBuild> build);
   const SwitchlessBuild* switchless_build(cl_program program) const;
+  // The native memory under each of the session's SVM allocations (SvmAlloc), keyed by the buffer
+  // over it: freed when that buffer is released.
+  struct SvmAllocation {
+    cl_context context = nullptr;
+    std::byte* base = nullptr;
+    uint64_t size = 0;
+  };
+  void note_svm(cl_mem buffer, SvmAllocation allocation);
+  // The address `address.offset` bytes into the SVM allocation whose buffer is
+  // `address.allocation` (its end included); ClError(invalid) unless it is one and the offset is in it.
+  void* svm_address(const protocol::SvmAddress& address, cl_int invalid) const;
   // How bulk data moves to and from this client (MPI until Hello chooses).
   DataPath& data_path() { return *data_path_; }
   void choose_data_path(const protocol::Hello::Request& hello);
@@ -190,6 +201,7 @@ class Session {
   std::unique_ptr<Inbound> next_request();
   void teardown();
   void drop_staging(cl_context context);
+  void release_native_object(protocol::ObjectKind kind, void* native);  // with an SVM buffer's allocation
   bool launch_gate_covers(cl_device_id device) const;  // the gate is on, for the device's platform
 
   const uint32_t number_;
@@ -202,6 +214,7 @@ class Session {
   mutable std::mutex queue_facts_mutex_;
   std::unordered_map<cl_command_queue, QueueFacts> queue_facts_;
   std::unordered_map<cl_program, SwitchlessBuild> switchless_builds_;
+  std::unordered_map<cl_mem, SvmAllocation> svm_allocations_;
   LaunchGate launch_gate_;
   ReadReports read_reports_;
   std::thread worker_;

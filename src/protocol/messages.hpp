@@ -17,7 +17,7 @@ namespace hivecl::protocol {
 
 // Changes whenever a message or the watchdog's handshake (transport/watchdog.hpp) changes;
 // checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 25;
+inline constexpr uint32_t protocol_version = 26;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -56,7 +56,8 @@ enum class FrameKind : uint8_t { request, reply, status, statuses, output };
   /* spanning contexts: buffer data and event statuses sent from proxy to proxy (issue 7) */                 \
   X(ExpectPeerData) X(CancelPeerTicket) X(SendToPeer) X(ClaimPeerTicket) X(PeerData)                          \
   X(ExpectPeerEvent) X(SignalPeer) X(PeerEventStatus)                                                        \
-  /* in-process mappings, the native runtime's own (issue 12) */ X(MapBuffer) X(MapImage) X(UnmapMemObject)
+  /* in-process mappings, the native runtime's own (issue 12) */ X(MapBuffer) X(MapImage) X(UnmapMemObject)  \
+  /* shared virtual memory, coarse-grained buffers */ X(SvmAlloc) X(SetKernelExecInfo)
 
 enum class Opcode : uint16_t {
 #define HIVECL_OPCODE(name) name,
@@ -214,6 +215,13 @@ struct Finish {
 
 // --- memory objects ---------------------------------------------------------------
 
+// An address inside an SVM allocation (SvmAlloc): its buffer's id and the offset there.
+struct SvmAddress {
+  ObjectId allocation = no_object;
+  uint64_t offset = 0;
+  HIVECL_FIELDS(allocation, offset)
+};
+
 struct CreateBuffer {
   HIVECL_MESSAGE(CreateBuffer, true, Bulk::to_proxy)
   struct Request {
@@ -227,7 +235,10 @@ struct CreateBuffer {
     // On the memory data path, the initial contents' address in the client, which the proxy
     // reads itself; in-process, CL_MEM_USE_HOST_PTR's memory (0: they follow as bulk data).
     uint64_t host_address = 0;
-    HIVECL_FIELDS(id, context, flags, size, with_data, host_address)
+    // Through a proxy, CL_MEM_USE_HOST_PTR memory inside an SVM allocation: the buffer uses that
+    // allocation's memory there (flags keep CL_MEM_USE_HOST_PTR; no data goes with it).
+    SvmAddress svm;
+    HIVECL_FIELDS(id, context, flags, size, with_data, host_address, svm)
     uint64_t bulk_bytes() const { return with_data && !host_address ? size : 0; }
   };
   using Reply = Empty;
@@ -570,6 +581,7 @@ enum class ArgKind : uint8_t {
   mem_object,   // a cl_mem of this session, or no_object for a NULL buffer
   no_value,     // arg_value was NULL: local memory of `size` bytes
   sampler,      // a cl_sampler of this session
+  svm_pointer,  // clSetKernelArgSVMPointer: `offset` bytes into the SVM allocation `object` (none: NULL)
 };
 
 // One clSetKernelArg, recorded by the client and applied by the proxy at the next launch.
@@ -580,9 +592,10 @@ struct KernelArg {
   uint32_t index = 0;
   ArgKind kind = ArgKind::value;
   uint64_t size = 0;
-  ObjectId object = no_object;  // mem_object, sampler
+  ObjectId object = no_object;  // mem_object, sampler, svm_pointer (the allocation's buffer, SvmAlloc)
   Bytes value;                  // value
-  HIVECL_FIELDS(index, kind, size, object, value)
+  uint64_t offset = 0;          // svm_pointer
+  HIVECL_FIELDS(index, kind, size, object, value, offset)
 };
 
 // Hands the proxy the arguments set since the kernel's last launch without launching it, for
@@ -998,6 +1011,40 @@ struct UnmapMemObject {
     uint64_t address = 0;
     EnqueueTail tail;
     HIVECL_FIELDS(queue, mem, address, tail)
+  };
+  using Reply = Empty;
+};
+
+// --- shared virtual memory -----------------------------------------------------------
+// An SVM allocation is the native runtime's clSVMAlloc on the proxy, with a native buffer over
+// it (CL_MEM_USE_HOST_PTR on that memory, object `id`) through which HiveCL's transfers, copies,
+// fills and mappings reach it as a buffer's; its release frees both. The client sees the
+// allocation at the address the proxy's runtime chose (README: "Shared virtual memory"), and names
+// an address in it as its buffer and an offset, which the proxy checks against the allocation.
+struct SvmAlloc {
+  HIVECL_MESSAGE(SvmAlloc, true, Bulk::none)
+  struct Request {
+    ObjectId id = no_object;
+    ObjectId context = no_object;
+    uint64_t flags = 0;  // cl_svm_mem_flags
+    uint64_t size = 0;
+    uint32_t alignment = 0;
+    HIVECL_FIELDS(id, context, flags, size, alignment)
+  };
+  struct Reply {
+    uint64_t address = 0;
+    HIVECL_FIELDS(address)
+  };
+};
+
+// clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_PTRS): the allocations a kernel reaches through
+// pointers stored in memory rather than through its arguments.
+struct SetKernelExecInfo {
+  HIVECL_MESSAGE(SetKernelExecInfo, true, Bulk::none)
+  struct Request {
+    ObjectId kernel = no_object;
+    std::vector<SvmAddress> pointers;
+    HIVECL_FIELDS(kernel, pointers)
   };
   using Reply = Empty;
 };

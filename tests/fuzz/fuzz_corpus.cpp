@@ -33,7 +33,7 @@ constexpr const char* kernel_source =
 Bytes whole_session() {
   constexpr ObjectId device = 1, context = first_session_id, queue = context + 1, a = context + 2, b = context + 3,
                      c = context + 4, program = context + 5, kernel = context + 6, written = context + 7,
-                     done = context + 8, sub_device = context + 9;
+                     done = context + 8, sub_device = context + 9, svm = context + 11, over_svm = context + 12;
   constexpr uint64_t bytes = 1024 * sizeof(float);
   Bytes input;
   uint64_t sequence = 1;
@@ -90,6 +90,18 @@ Bytes whole_session() {
   append_frame<CreateSubDevices>(input, sequence++,
                                  {.device = device, .properties = {CL_DEVICE_PARTITION_EQUALLY, 1, 0},
                                   .ids = {sub_device, sub_device + 1}});
+  // Shared virtual memory: an allocation, a buffer over part of it, a launch given addresses in it.
+  append_frame<SvmAlloc>(input, sequence++, {.id = svm, .context = context, .flags = CL_MEM_READ_WRITE, .size = bytes});
+  append_frame<CreateBuffer>(input, sequence++, {.id = over_svm, .context = context, .flags = CL_MEM_USE_HOST_PTR,
+                                                 .size = bytes / 2, .svm = {.allocation = svm, .offset = bytes / 4}});
+  append_frame<SetKernelExecInfo>(input, sequence++, {.kernel = kernel, .pointers = {{.allocation = svm}}});
+  args[0] = {.index = 0, .kind = ArgKind::svm_pointer, .size = sizeof(void*), .object = svm, .offset = 16};
+  args[2].object = over_svm;
+  append_frame<EnqueueNDRangeKernel>(input, sequence++,
+                                     {.queue = queue, .kernel = kernel, .args = args, .work_dim = 1,
+                                      .global_size = {1024}});
+  append_frame<Release>(input, sequence++, {.kind = ObjectKind::mem, .id = over_svm});
+  append_frame<Release>(input, sequence++, {.kind = ObjectKind::mem, .id = svm});
   append_frame<Flush>(input, sequence++, {.queue = queue});
   append_frame<Finish>(input, sequence++, {.queue = queue});
   for (auto [kind, id] : {std::pair{ObjectKind::event, done}, {ObjectKind::kernel, kernel},

@@ -493,3 +493,72 @@ TEST_CASE("Sub-devices of an unknown device, with properties cut short or too lo
   CHECK(test.link->status_of(13) == CL_INVALID_COMMAND_QUEUE);
   test.send<Goodbye>(14, {});
 }
+
+TEST_CASE("SVM addresses a client names are checked against its session's allocations: outside one, in a freed "
+          "one or in an ordinary buffer they are refused, and the session serves on", "[session][bad-input][svm]") {
+  StartedSession test;
+  test.make_objects();
+  constexpr ObjectId svm = StartedSession::image + 1, program = svm + 1, kernel = svm + 2, over_svm = svm + 3;
+  test.send<SvmAlloc>(5, {.id = svm, .context = StartedSession::context, .flags = CL_MEM_READ_WRITE, .size = 1024});
+  if (test.link->status_of(5) == CL_OUT_OF_RESOURCES) {
+    WARN("the native device has no SVM");
+    return;
+  }
+  CHECK(test.link->status_of(5) == CL_SUCCESS);
+  test.send<SvmAlloc>(6, {.id = svm + 10, .context = StartedSession::context,
+                          .flags = CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER, .size = 64});
+  test.send<SvmAlloc>(7, {.id = svm, .context = StartedSession::context, .size = 64});
+  test.send<SvmAlloc>(8, {.id = svm + 10, .context = StartedSession::context + 100, .size = 64});
+  CHECK(test.link->status_of(6) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(7) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(8) == CL_INVALID_CONTEXT);
+
+  const auto over = [&](uint64_t sequence, ObjectId id, SvmAddress address, uint64_t size) {
+    test.send<CreateBuffer>(sequence, {.id = id, .context = StartedSession::context, .flags = CL_MEM_USE_HOST_PTR,
+                                       .size = size, .svm = address});
+  };
+  over(9, svm + 10, {svm, 1000}, 100);                    // past the allocation's end
+  over(10, svm + 10, {StartedSession::buffer, 0}, 16);    // an ordinary buffer
+  over(11, svm + 10, {svm, UINT64_MAX}, 2);               // an end past 2^64
+  over(12, over_svm, {svm, 24}, 1000);
+  CHECK(test.link->status_of(9) == CL_INVALID_HOST_PTR);
+  CHECK(test.link->status_of(10) == CL_INVALID_HOST_PTR);
+  CHECK(test.link->status_of(11) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(12) == CL_SUCCESS);
+
+  test.send<CreateProgramWithSource>(13, {.id = program, .context = StartedSession::context,
+                                          .source = "kernel void one(global int* out) { out[0] = 1; }"});
+  test.send<BuildProgram>(14, {.program = program});
+  test.send<CreateKernel>(15, {.id = kernel, .program = program, .name = "one"});
+  for (uint64_t sequence = 13; sequence <= 15; ++sequence) CHECK(test.link->status_of(sequence) == CL_SUCCESS);
+  const auto launch = [&](uint64_t sequence, ObjectId allocation, uint64_t offset) {
+    const KernelArg arg{.index = 0, .kind = ArgKind::svm_pointer, .size = sizeof(void*), .object = allocation,
+                        .offset = offset};
+    test.send<EnqueueNDRangeKernel>(sequence, {.queue = StartedSession::queue, .kernel = kernel, .args = {arg},
+                                               .work_dim = 1, .global_size = {1}});
+  };
+  launch(16, StartedSession::buffer, 0);  // an ordinary buffer named as an allocation
+  launch(17, svm, 1025);
+  launch(18, svm, 1020);
+  CHECK(test.link->status_of(16) == CL_INVALID_KERNEL_ARGS);
+  CHECK(test.link->status_of(17) == CL_INVALID_KERNEL_ARGS);
+  CHECK(test.link->status_of(18) == CL_SUCCESS);
+
+  test.send<SetKernelExecInfo>(19, {.kernel = kernel, .pointers = {{StartedSession::buffer, 0}}});
+  test.send<SetKernelExecInfo>(20, {.kernel = kernel + 100, .pointers = {{svm, 0}}});
+  test.send<SetKernelExecInfo>(21, {.kernel = kernel, .pointers = {{svm, 0}, {svm, 1024}}});
+  CHECK(test.link->status_of(19) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(20) == CL_INVALID_KERNEL);
+  CHECK(test.link->status_of(21) == CL_SUCCESS);
+
+  // Freed (the buffer over it goes first, as an application must do): its addresses are no more.
+  test.send<Release>(22, {.kind = ObjectKind::mem, .id = over_svm});
+  test.send<Finish>(23, {.queue = StartedSession::queue});
+  CHECK(test.link->status_of(23) == CL_SUCCESS);
+  test.send<Release>(24, {.kind = ObjectKind::mem, .id = svm});
+  test.send<SetKernelExecInfo>(25, {.kernel = kernel, .pointers = {{svm, 0}}});
+  launch(26, svm, 0);
+  CHECK(test.link->status_of(25) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(26) == CL_INVALID_KERNEL_ARGS);
+  test.send<Goodbye>(27, {});
+}
