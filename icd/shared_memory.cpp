@@ -33,7 +33,7 @@ Registry& registry() {
 
 }  // namespace
 
-std::unique_ptr<SharedShadow> SharedShadow::create(Connection* connection, size_t size) {
+std::unique_ptr<SharedShadow> SharedShadow::create(Connection* connection, size_t size, void* at) {
   // In-process too: the executors' wrapping buffer makes the native runtime page-lock the
   // segment, as a native mapping of CL_MEM_ALLOC_HOST_PTR memory would be.
   if (size < min_shared_bytes || !connection->moves_by_memory()) return nullptr;
@@ -42,7 +42,7 @@ std::unique_ptr<SharedShadow> SharedShadow::create(Connection* connection, size_
     std::lock_guard lock(all.mutex);
     if (all.segments.size() >= max_segments) return nullptr;
   }
-  auto segment = transport::SharedSegment::create(size);
+  auto segment = transport::SharedSegment::create(size, "hivecl-host-memory", at);
   if (!segment) return nullptr;
   const uint64_t number = all.next_number++;
   std::lock_guard lock(all.mutex);

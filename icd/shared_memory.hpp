@@ -15,9 +15,10 @@ class Connection;
 
 class SharedShadow {
  public:
-  // A segment of `size` bytes for memory objects of `connection`'s proxy; nullptr where none
-  // can be made or it would not pay (small objects, too many segments).
-  static std::unique_ptr<SharedShadow> create(Connection* connection, size_t size);
+  // A segment of `size` bytes for memory objects of `connection`'s proxy, at `at` (page-aligned)
+  // where given; nullptr where none can be made (or, at `at`, something is mapped there) or it
+  // would not pay (small objects, too many segments).
+  static std::unique_ptr<SharedShadow> create(Connection* connection, size_t size, void* at = nullptr);
   SharedShadow(const SharedShadow&) = delete;
   SharedShadow& operator=(const SharedShadow&) = delete;
   ~SharedShadow();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "icd/api.hpp"
+#include "icd/shared_memory.hpp"
 #include "icd/svm.hpp"
 #include "log.hpp"
 
@@ -29,11 +30,18 @@ namespace {
 
 constexpr cl_svm_mem_flags svm_access_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
 
+// Through a proxy, the memory of HiveCL's own at an allocation's addresses here: its pages
+// alone, in a segment the proxy of this node maps too (maps and unmaps then move the data with
+// no copy, as for mapped buffers); or anonymous memory, whose first and last pages it may share
+// with neighbours.
+enum class Mirror { none, shared, anonymous };
+
 struct Allocation {
   std::byte* base = nullptr;
   size_t size = 0;
-  Ref<_cl_mem> buffer;    // the buffer over it on the proxy; its release frees the allocation there
-  bool mirrored = false;  // through a proxy: memory of HiveCL's own at its addresses here
+  Ref<_cl_mem> buffer;  // the buffer over it on the proxy; its release frees the allocation there
+  Mirror mirror = Mirror::none;
+  std::unique_ptr<SharedShadow> segment;  // Mirror::shared
   std::byte* end() const { return base + size; }
 };
 
@@ -48,15 +56,15 @@ uintptr_t page_after(const std::byte* end) { return page_of(end + page_size() - 
 // page (small ones from one proxy's heap), whose mirror then serves both.
 class Allocations {
  public:
-  // Records `allocation`, mirrored first where it must be; false (nothing recorded) where its
-  // addresses are taken in this process.
-  bool add(Allocation allocation) {
+  // Records `allocation` (moved from), mirrored first where it must be; false (nothing recorded,
+  // nothing taken) where its addresses are taken in this process.
+  bool add(Allocation& allocation) {
     std::lock_guard lock(mutex_);
     const auto next = by_base_.lower_bound(allocation.base);
     if ((next != by_base_.end() && next->second.base < allocation.end()) ||
         (next != by_base_.begin() && std::prev(next)->second.end() > allocation.base))
       return false;
-    if (allocation.mirrored && !mirror(allocation)) return false;
+    if (allocation.mirror != Mirror::none && !mirror(allocation)) return false;
     by_base_.emplace(allocation.base, std::move(allocation));
     return true;
   }
@@ -68,10 +76,11 @@ class Allocations {
     if (found == by_base_.end() || found->second.buffer->context.get() != context) return std::nullopt;
     Allocation allocation = std::move(found->second);
     by_base_.erase(found);
-    if (allocation.mirrored) {
+    if (allocation.mirror == Mirror::anonymous) {
       const auto [first, end] = own_pages(allocation);
       if (first < end) munmap(reinterpret_cast<void*>(first), end - first);
     }
+    allocation.segment.reset();  // unmapped
     return allocation;
   }
 
@@ -89,25 +98,33 @@ class Allocations {
   }
 
  private:
-  // The pages of `allocation` that no other allocation's mirror holds: all but its first and
-  // last where a neighbour's mirror reaches them (allocations do not overlap, so only those can
-  // be shared).
+  // The pages of `allocation` that no other allocation's anonymous mirror holds: all but its
+  // first and last where a neighbour's reaches them (allocations do not overlap, so only those
+  // can be shared).
   std::pair<uintptr_t, uintptr_t> own_pages(const Allocation& allocation) const {
     uintptr_t first = page_of(allocation.base), end = page_after(allocation.end());
     const auto next = by_base_.lower_bound(allocation.base);
     if (next != by_base_.begin()) {
       const Allocation& before = std::prev(next)->second;
-      if (before.mirrored && page_after(before.end()) > first) first += page_size();
+      if (before.mirror == Mirror::anonymous && page_after(before.end()) > first) first += page_size();
     }
-    if (next != by_base_.end() && next->second.mirrored && page_of(next->second.base) < end && end > first)
+    if (next != by_base_.end() && next->second.mirror == Mirror::anonymous && page_of(next->second.base) < end &&
+        end > first)
       end -= page_size();
     return {first, std::max(first, end)};
   }
 
-  bool mirror(const Allocation& allocation) const {
+  bool mirror(Allocation& allocation) const {
     const auto [first, end] = own_pages(allocation);
     if (first == end) return true;
     void* wanted = reinterpret_cast<void*>(first);
+    if (first == page_of(allocation.base) && end == page_after(allocation.end())) {
+      allocation.segment = SharedShadow::create(allocation.buffer->connection, end - first, wanted);
+      if (allocation.segment) {
+        allocation.mirror = Mirror::shared;
+        return true;
+      }
+    }
     void* mapped = mmap(wanted, end - first, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
                         -1, 0);
     if (mapped == wanted) return true;
@@ -141,7 +158,8 @@ Allocation allocate(cl_context context, cl_svm_mem_flags access, size_t size, cl
       {.id = mem->id, .context = context->id, .flags = access, .size = size, .alignment = alignment});
   mem->host_ptr = reinterpret_cast<void*>(reply.address);
   Allocation allocation{.base = static_cast<std::byte*>(mem->host_ptr), .size = size,
-                        .buffer = Ref<_cl_mem>(mem.release()), .mirrored = !native_host_memory(context)};
+                        .buffer = Ref<_cl_mem>(mem.release()),
+                        .mirror = native_host_memory(context) ? Mirror::none : Mirror::anonymous};
   allocation.buffer->refs.fetch_sub(1, std::memory_order_relaxed);  // the Ref is its only holder
   return allocation;
 }

@@ -9,11 +9,15 @@
 
 namespace hivecl::transport {
 
-std::unique_ptr<SharedSegment> SharedSegment::map(int fd, size_t size) {
+std::unique_ptr<SharedSegment> SharedSegment::map(int fd, size_t size, void* at) {
   struct stat info {};
   void* data = MAP_FAILED;
   if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) >= size && size > 0)
-    data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    data = mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | (at ? MAP_FIXED_NOREPLACE : 0), fd, 0);
+  if (at && data != at && data != MAP_FAILED) {  // a kernel without MAP_FIXED_NOREPLACE took it as a hint
+    munmap(data, size);
+    data = MAP_FAILED;
+  }
   if (data == MAP_FAILED) {
     close(fd);
     return nullptr;
@@ -22,7 +26,7 @@ std::unique_ptr<SharedSegment> SharedSegment::map(int fd, size_t size) {
       new SharedSegment(fd, static_cast<std::byte*>(data), size, static_cast<uint64_t>(info.st_ino)));
 }
 
-std::unique_ptr<SharedSegment> SharedSegment::create(size_t size, const char* name) {
+std::unique_ptr<SharedSegment> SharedSegment::create(size_t size, const char* name, void* at) {
   const int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return nullptr;
   if (ftruncate(fd, static_cast<off_t>(size)) != 0 ||
@@ -30,7 +34,7 @@ std::unique_ptr<SharedSegment> SharedSegment::create(size_t size, const char* na
     close(fd);
     return nullptr;
   }
-  return map(fd, size);
+  return map(fd, size, at);
 }
 
 std::unique_ptr<SharedSegment> SharedSegment::attach(pid_t owner, int fd, uint64_t inode, size_t size) {

@@ -21,8 +21,10 @@ namespace hivecl::transport {
 class SharedSegment {
  public:
   // Client: a new segment of `size` bytes; nullptr if the system offers none. `name` shows in
-  // /proc/<pid>/fd as "memfd:<name>".
-  static std::unique_ptr<SharedSegment> create(size_t size, const char* name = "hivecl-host-memory");
+  // /proc/<pid>/fd as "memfd:<name>". Mapped at `at` (page-aligned) where given, or nowhere if
+  // anything is mapped there already.
+  static std::unique_ptr<SharedSegment> create(size_t size, const char* name = "hivecl-host-memory",
+                                               void* at = nullptr);
   // Proxy: the client `owner`'s segment open as its descriptor `fd`, if it is the file
   // with that inode, at least `size` bytes and sealed against shrinking; nullptr otherwise
   // (errno says why).
@@ -39,7 +41,7 @@ class SharedSegment {
  private:
   SharedSegment(int fd, std::byte* data, size_t size, uint64_t inode)
       : fd_(fd), data_(data), size_(size), inode_(inode) {}
-  static std::unique_ptr<SharedSegment> map(int fd, size_t size);
+  static std::unique_ptr<SharedSegment> map(int fd, size_t size, void* at = nullptr);
 
   int fd_;
   std::byte* data_;

@@ -8,7 +8,8 @@
 // also: making a buffer and an image from host data, rectangular transfers of half of every
 // host row (both kinds of host memory), a map and unmap of the whole buffer (and of a new one),
 // and (where the device has images) transfers of a whole 2D image (both kinds) and a map and
-// unmap of it (and of a new one).
+// unmap of it (and of a new one); and (where the device shares coarse-grained SVM buffers) a
+// map and unmap of an SVM allocation and blocking copies into and out of it.
 //   HIVECL_BENCH_MIN_BYTES / HIVECL_BENCH_MAX_BYTES  sizes, powers of 4 apart (64 KiB .. 16 MiB)
 //   HIVECL_BENCH_WINDOW         transfers per window (32); fewer where size * window > 1 GiB
 #include <CL/cl.h>
@@ -35,6 +36,7 @@ struct Fixture {
   void* pinned = nullptr;
   std::vector<char> ordinary;
   cl_mem image = nullptr;  // RGBA8, rows of image_row_bytes; null without image support
+  void* svm = nullptr;     // an SVM allocation; null without coarse-grained SVM buffers
 };
 
 constexpr size_t image_row_bytes = 4096;
@@ -73,6 +75,9 @@ Fixture make_fixture(const Side& side, size_t bytes) {
                              nullptr),
         "clEnqueueWriteBuffer");
   fixture.image = make_image(side, bytes);
+  cl_device_svm_capabilities svm = 0;
+  clGetDeviceInfo(side.device, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, nullptr);
+  if (svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) fixture.svm = clSVMAlloc(side.context, CL_MEM_READ_WRITE, bytes, 0);
   return fixture;
 }
 
@@ -233,6 +238,28 @@ double image_map_rate(const Side& side, const Fixture& fixture, bool writes, siz
   });
 }
 
+// The same for `bytes` of an SVM allocation.
+double svm_map_rate(const Side& side, void* svm, bool writes, size_t bytes) {
+  const auto start = Clock::now();
+  check(clEnqueueSVMMap(side.queue, CL_TRUE, writes ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, svm, bytes, 0,
+                        nullptr, nullptr),
+        "clEnqueueSVMMap");
+  if (writes) std::memset(svm, 2, bytes);
+  check(clEnqueueSVMUnmap(side.queue, svm, 0, nullptr, nullptr), "clEnqueueSVMUnmap");
+  check(clFinish(side.queue), "clFinish");
+  return static_cast<double>(bytes) / seconds_since(start) / 1e9;
+}
+
+// GB/s of one blocking clEnqueueSVMMemcpy of `bytes` from ordinary host memory into SVM, or back.
+double svm_copy_rate(const Side& side, const Fixture& fixture, bool writes, size_t bytes) {
+  void* host = host_memory(fixture, false);
+  const auto start = Clock::now();
+  check(clEnqueueSVMMemcpy(side.queue, CL_TRUE, writes ? fixture.svm : host, writes ? host : fixture.svm, bytes, 0,
+                           nullptr, nullptr),
+        "clEnqueueSVMMemcpy");
+  return static_cast<double>(bytes) / seconds_since(start) / 1e9;
+}
+
 // The first mapping of a memory object just made (`make`), released after: what a program
 // that maps each object once pays (HiveCL may set up shared memory at a first mapping).
 template <class Make, class Map>
@@ -331,6 +358,15 @@ int main() {
                   [&](Side& side) { return image_map_rate(side, fixture_of(side), writes, max_bytes); });
     bench.compare(mapping + "a new image " + size_name(max_bytes) + ", unmap " + path, "GB/s", max_bytes,
                   [&](Side& side) { return new_image_map_rate(side, writes, max_bytes); });
+  }
+  for (const bool writes : {true, false}) {
+    if (!native.svm || !hivecl.svm) break;
+    bench.compare(std::string(writes ? "map for writing " : "map for reading ") + "SVM " + size_name(max_bytes) +
+                      ", unmap " + path,
+                  "GB/s", max_bytes, [&](Side& side) { return svm_map_rate(side, fixture_of(side).svm, writes, max_bytes); });
+    bench.compare(std::string(writes ? "copy into " : "copy out of ") + "SVM " + size_name(max_bytes) +
+                      ", malloc, blocking " + path,
+                  "GB/s", max_bytes, [&](Side& side) { return svm_copy_rate(side, fixture_of(side), writes, max_bytes); });
   }
   std::printf("ratio: the fraction of native bandwidth HiveCL reaches\n");
   return 0;
