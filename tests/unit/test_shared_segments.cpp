@@ -1,5 +1,6 @@
 // The proxy's attached shared segments against a real OpenCL runtime (PoCL in CI): a segment
 // that the client forgets stays mapped while commands that use its memory may still run.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -74,4 +75,24 @@ TEST_CASE("a segment notes each queue that uses it once", "[shared-segment]") {
   CHECK(queues.front() == native.queue);
   CHECK(attached->take_queues().empty());
   for (cl_command_queue queue : queues) clReleaseCommandQueue(queue);
+}
+
+TEST_CASE("a client's segment made at an address is mapped there, seen by the proxy's side, and refused where "
+          "something is mapped already", "[shared-segment]") {
+  const size_t size = 4 * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  // An address just freed, so free now (SVM mirrors use the proxy runtime's addresses this way).
+  void* taken = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(taken != MAP_FAILED);
+  REQUIRE(munmap(taken, size) == 0);
+  auto placed = hivecl::transport::SharedSegment::create(size, "test-at", taken);
+  REQUIRE(placed);
+  CHECK(placed->data() == taken);
+  std::memset(placed->data(), 0x3c, size);
+  auto proxy_side = hivecl::transport::SharedSegment::attach(::getpid(), placed->fd(), placed->inode(), size);
+  REQUIRE(proxy_side);
+  CHECK(proxy_side->data() != placed->data());
+  CHECK(std::to_integer<int>(proxy_side->data()[size - 1]) == 0x3c);
+  // Where the placed segment is (and where a part of it is), no second one goes.
+  CHECK_FALSE(hivecl::transport::SharedSegment::create(size, "test-at", taken));
+  CHECK_FALSE(hivecl::transport::SharedSegment::create(size, "test-at", placed->data() + size / 2));
 }
