@@ -343,12 +343,14 @@ cl_mem create_over_svm(const Session& session, cl_context context, const CreateB
 
 CreateBuffer::Reply execute(Call& call, const CreateBuffer::Request& request) {
   Session& session = call.session;
-  session.check_fresh(request.id, request.size);
-  const cl_context context = session.get<cl_context>(request.context);
   if (request.svm.allocation != no_object) {
-    session.add(request.id, ObjectKind::mem, create_over_svm(session, context, request), request.size);
+    session.check_fresh(request.id);  // its memory is its allocation's, counted there
+    const cl_context context = session.get<cl_context>(request.context);
+    session.add(request.id, ObjectKind::mem, create_over_svm(session, context, request));
     return {};
   }
+  session.check_fresh(request.id, request.size);
+  const cl_context context = session.get<cl_context>(request.context);
   // Only in-process may the native runtime use the client's memory itself; elsewhere the client
   // turns CL_MEM_USE_HOST_PTR into CL_MEM_COPY_HOST_PTR.
   const bool uses = (request.flags & CL_MEM_USE_HOST_PTR) != 0;

@@ -487,8 +487,12 @@ void Session::teardown() {
   for (auto& [id, entry] : objects)
     if (entry.kind == ObjectKind::command_queue) clFinish(static_cast<cl_command_queue>(entry.native));
   log::debug("releasing its objects");
-  std::sort(objects.begin(), objects.end(),
-            [](const auto& a, const auto& b) { return teardown_rank(a.second.kind) < teardown_rank(b.second.kind); });
+  // SVM allocations after the buffers, which may be made on their memory.
+  const auto rank = [&](const HandleTable::Entry& entry) {
+    const bool svm = entry.kind == ObjectKind::mem && svm_allocations_.contains(static_cast<cl_mem>(entry.native));
+    return std::pair{teardown_rank(entry.kind), svm};
+  };
+  std::sort(objects.begin(), objects.end(), [&](const auto& a, const auto& b) { return rank(a.second) < rank(b.second); });
   for (auto& [id, entry] : objects) {
     release_native_object(entry.kind, entry.native);
     usage_.remove(entry.device_bytes);
