@@ -5,8 +5,9 @@
 // transfers to and from a mapped page-locked buffer's memory, which on one node lie in memory
 // shared with the proxy), runs a kernel of
 // some seconds ("kernel"), holds 400 more buffers of 256 KiB and 400 events ("many"), or
-// exits ("probe": can this client work at all?). "contexts" makes four contexts in turn and
-// prints each call's status ("context N: STATUS"; for rogue-proxy, which answers them).
+// exits ("probe": can this client work at all? It makes an SVM allocation first, where it
+// can). "contexts" makes four contexts in turn and prints each call's status ("context N:
+// STATUS"; for rogue-proxy, which answers them).
 #include <CL/cl.h>
 #include <unistd.h>
 
@@ -115,7 +116,13 @@ int main(int argc, char** argv) {
   // context, queue, three buffers, program, kernel, event
   std::printf("ready 8\n");
   std::fflush(stdout);
-  if (mode == "probe") return 0;
+  if (mode == "probe") {
+    // Shared virtual memory too, with a buffer made on it, where the device has it: like the rest,
+    // left to the exit path (the proxy frees them at the session's end).
+    if (void* svm = clSVMAlloc(context, CL_MEM_READ_WRITE, 64u << 10, 0))
+      clCreateBuffer(context, CL_MEM_USE_HOST_PTR, 4096, svm, &status);
+    return 0;
+  }
   if (mode == "kernel") {
     cl_kernel spin = clCreateKernel(program, "spin", &status);
     const cl_int steps = 100'000'000;
