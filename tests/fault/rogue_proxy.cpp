@@ -9,12 +9,15 @@
 //   second: a well-formed reply with CL_OUT_OF_HOST_MEMORY (the call must fail with it);
 //   third: a frame of 70,000 bytes, over the client's max_message_bytes of 65,536 (the channel
 //     breaks: that call and every later one must fail).
-// Goodbye is answered; other requests are not. It prints "ready" once its record is published
-// and serves until it is killed.
+// Goodbye is answered; other requests are not. With `dies-at-goodbye` after DIR, it refuses every
+// CreateContext well-formed (CL_OUT_OF_HOST_MEMORY) and exits at a Goodbye instead of answering
+// it (a proxy dying while its client leaves). It prints "ready" once its record is published and
+// serves until it is killed.
 #include <CL/cl.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -50,6 +53,8 @@ Bytes cut_short(Bytes bytes) {
 
 class Rogue {
  public:
+  explicit Rogue(bool dies_at_goodbye) : dies_at_goodbye_(dies_at_goodbye) {}
+
   // The watchdog's OnHello: the session of the client whose Hello this is.
   std::optional<uint32_t> start(Bytes&& frame) {
     Reader reader(frame);
@@ -77,15 +82,15 @@ class Rogue {
     FrameHeader header;
     if (!decode(reader, header)) return;
     const FrameHeader reply{.opcode = header.opcode, .kind = FrameKind::reply, .sequence = header.sequence};
+    if (header.opcode == Opcode::Goodbye && dies_at_goodbye_) std::_Exit(0);
     if (header.opcode == Opcode::Goodbye) return send(frame_of(reply));
     if (header.opcode != Opcode::CreateContext) return;
+    FrameHeader refusal = reply;
+    refusal.status = CL_OUT_OF_HOST_MEMORY;
+    if (dies_at_goodbye_) return send(frame_of(refusal));
     switch (++contexts_) {
       case 1: return send_malformed(reply);
-      case 2: {
-        FrameHeader refusal = reply;
-        refusal.status = CL_OUT_OF_HOST_MEMORY;
-        return send(frame_of(refusal));
-      }
+      case 2: return send(frame_of(refusal));
       case 3: return send(Bytes(70'000, std::byte{0}));
       default: return;
     }
@@ -106,6 +111,7 @@ class Rogue {
     send(frame_of(reply, Bytes(3, std::byte{1})));
   }
 
+  const bool dies_at_goodbye_;
   std::mutex mutex_;
   std::unique_ptr<transport::ControlChannel> channel_;
   int contexts_ = 0;
@@ -114,14 +120,14 @@ class Rogue {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) return 2;
+  if (argc != 2 && !(argc == 3 && std::string(argv[2]) == "dies-at-goodbye")) return 2;
   const Config config = Config::load();
   const auto proxies = transport::discover_proxies(config.cluster_dir);
   if (proxies.empty()) {
     std::puts("no proxy to copy the devices of");
     return 1;
   }
-  Rogue rogue;
+  Rogue rogue(argc == 3);
   transport::WatchdogServer watchdog;
   if (!watchdog.start(config.peer_timeout, [](uint32_t) {}, std::nullopt,
                       [&](const Bytes&, Bytes&& hello) { return rogue.start(std::move(hello)); }))

@@ -83,19 +83,21 @@ std::vector<pid_t> proxy_pids_in_device_order() {
   return pids;
 }
 
-// Runs fault-client in `mode` (or another program with that argument) and waits for its "ready" line.
+// Runs fault-client in `mode` (or another program with that argument, and `extra` if given) and
+// waits for its "ready" line.
 struct FaultClient {
   pid_t pid = -1;
   FILE* output = nullptr;
 
-  explicit FaultClient(const char* mode, const std::string& program = FAULT_CLIENT_PATH) {
+  explicit FaultClient(const char* mode, const std::string& program = FAULT_CLIENT_PATH, const char* extra = nullptr) {
     int pipe_fds[2];
     REQUIRE(::pipe(pipe_fds) == 0);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-    std::vector<char*> argv{const_cast<char*>(program.c_str()), const_cast<char*>(mode), nullptr};
+    std::vector<char*> argv{const_cast<char*>(program.c_str()), const_cast<char*>(mode), const_cast<char*>(extra),
+                            nullptr};
     REQUIRE(posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ) == 0);
     posix_spawn_file_actions_destroy(&actions);
     ::close(pipe_fds[1]);
@@ -486,6 +488,31 @@ TEST_CASE("a client survives a proxy that answers with malformed frames", "[faul
     };
     CHECK(count("dropped a malformed frame") == 4);  // no frame, another magic, statuses and output cut short
     CHECK(count("about a request never made") == 2);  // a status and an error reply (kept, they would stay)
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A proxy that dies while its client waits for Goodbye's reply (rogue-proxy dies-at-goodbye): the
+// application's exit ends all the same (libhivecl's wait for that reply is bounded).
+TEST_CASE("a client whose proxy dies while it leaves exits", "[fault][isolation]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("hivecl-rogue-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    FaultClient rogue(dir.c_str(), ROGUE_PROXY_PATH, "dies-at-goodbye");
+    const auto [status, output] = run_program(
+        {"env", "HIVECL_CLUSTER_DIR=" + dir.string(), "timeout", "60", FAULT_CLIENT_PATH, "contexts", "2>&1"});
+    INFO(output);
+    CHECK(status == 0);
+    CHECK(output.find("context 4: -6\n") != std::string::npos);
+    // The rogue proxy got the Goodbye and died of it.
+    int rogue_status = 0;
+    pid_t ended = 0;
+    for (int i = 0; i < 100 && ended == 0; ++i) {
+      ended = ::waitpid(rogue.pid, &rogue_status, WNOHANG);
+      if (ended == 0) std::this_thread::sleep_for(100ms);
+    }
+    CHECK(ended == rogue.pid);
+    if (ended == rogue.pid) rogue.pid = -1;
   }
   std::filesystem::remove_all(dir);
 }
