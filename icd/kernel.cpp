@@ -385,7 +385,7 @@ namespace {
 void set_svm_pointers(_cl_kernel* kernel, size_t value_size, const void* value) {
   if (value_size % sizeof(void*) != 0 || (value_size != 0 && !value)) throw ClError{CL_INVALID_VALUE};
   std::vector<const void*> pointers(value_size / sizeof(void*));
-  std::memcpy(pointers.data(), value, value_size);
+  if (value_size != 0) std::memcpy(pointers.data(), value, value_size);
   SetKernelExecInfo::Request request{.kernel = kernel->id};
   for (const void* pointer : pointers) {
     const std::optional<SvmRegion> region = find_svm(kernel->program->context.get(), pointer, true);

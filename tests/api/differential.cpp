@@ -1,5 +1,7 @@
 #include "differential.hpp"
 
+#include <CL/cl_hivecl.h>
+
 #include <cstdlib>
 #include <iomanip>
 #include <map>
@@ -68,6 +70,12 @@ void run_differential(const std::function<void(Probe&)>& body) {
 }
 
 void run_hivecl(const std::function<void(Probe&)>& body) { run_on(hivecl_target(), body); }
+
+bool hivecl_in_process() {
+  char path[32] = {};
+  clGetDeviceInfo(hivecl_target().device, CL_DEVICE_DATA_PATH_HIVECL, sizeof path, path, nullptr);
+  return std::string(path) == "in-process";
+}
 
 std::string status_name(cl_int status) {
   static const std::map<cl_int, const char*> names{

@@ -57,6 +57,9 @@ void run_differential(const std::function<void(Probe&)>& body);
 // Runs `body` on the HiveCL side only (what has no native counterpart).
 void run_hivecl(const std::function<void(Probe&)>& body);
 
+// Whether the HiveCL side's device is served in-process (tests/local-only.sh) rather than by a proxy.
+bool hivecl_in_process();
+
 std::string status_name(cl_int status);
 
 // Releases an OpenCL object when the test leaves its scope, even through a failed REQUIRE.

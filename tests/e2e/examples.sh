@@ -32,5 +32,6 @@ check_example nbody --bodies 500 --steps 2
 check_example nbody_split --bodies 500 --steps 2
 check_example transpose --size 300 --repeat 2
 check_example smith_waterman --length 200
+check_example svm_lists --lists 200 --nodes 50
 
 [ $failures -eq 0 ]
