@@ -170,7 +170,7 @@ enum class HostMemory { application, hivecl };
 // Host memory into a buffer's region (clEnqueueWriteBuffer, unmaps, SVM copies).
 void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, const void* pointer,
                 bool blocking, cl_command_type type, HostMemory memory = HostMemory::application);
-// Maps a buffer's region, checked, and records the mapping for its unmap.
+// Maps a buffer's region (its arguments checked by the caller) and records the mapping for its unmap.
 void* map_buffer(EnqueuedCommand& command, _cl_mem* mem, bool blocking, cl_map_flags flags, size_t offset,
                  size_t size, cl_command_type type);
 // Ends the mapping of `mem` at `mapped_ptr` (CL_INVALID_VALUE if there is none), writing back
