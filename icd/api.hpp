@@ -71,6 +71,16 @@ class InfoReply {
   size_t* size_ret_;
 };
 
+// A scalar the device answers as HiveCL reports it; 0 where it has none.
+template <class T>
+T device_value(cl_device_id device, cl_device_info param) {
+  T value{};
+  const auto found = device->info.find(param);
+  if (found != device->info.end() && found->second.error == CL_SUCCESS)
+    std::memcpy(&value, found->second.value.data(), std::min(found->second.value.size(), sizeof value));
+  return value;
+}
+
 // The platform's devices of `type`, as clGetDeviceIDs lists them (ClError when none).
 std::vector<cl_device_id> devices_of_type(cl_device_type type);
 // A hold on a device by a context or sub-device, or the application's reference (clRetainDevice),

@@ -99,17 +99,17 @@ void apply_policy(_cl_device_id& device) {
   edit(CL_DEVICE_OPENCL_C_FEATURES, [](const auto& v) {
     return filter_versions(v, [](std::string_view name) { return !withheld_features.contains(name); });
   });
-  edit(CL_DEVICE_EXECUTION_CAPABILITIES, [](const auto& v) {
-    cl_device_exec_capabilities capabilities = 0;
-    std::memcpy(&capabilities, v.data(), std::min(v.size(), sizeof capabilities));
-    return as_bytes(capabilities & ~cl_device_exec_capabilities{CL_EXEC_NATIVE_KERNEL});
-  });
+  // A bitfield of capabilities, with those HiveCL offers alone kept.
+  const auto keep_bits = [&](cl_device_info param, cl_bitfield offered) {
+    edit(param, [offered](const auto& v) {
+      cl_bitfield capabilities = 0;
+      std::memcpy(&capabilities, v.data(), std::min(v.size(), sizeof capabilities));
+      return as_bytes(capabilities & offered);
+    });
+  };
+  keep_bits(CL_DEVICE_EXECUTION_CAPABILITIES, ~cl_bitfield{CL_EXEC_NATIVE_KERNEL});
   // Shared virtual memory as coarse-grained buffers only (svm.cpp moves their data at mappings).
-  edit(CL_DEVICE_SVM_CAPABILITIES, [](const auto& v) {
-    cl_device_svm_capabilities capabilities = 0;
-    std::memcpy(&capabilities, v.data(), std::min(v.size(), sizeof capabilities));
-    return as_bytes(capabilities & cl_device_svm_capabilities{CL_DEVICE_SVM_COARSE_GRAIN_BUFFER});
-  });
+  keep_bits(CL_DEVICE_SVM_CAPABILITIES, CL_DEVICE_SVM_COARSE_GRAIN_BUFFER);
   // Pipes, on-device queues, IL programs, built-in kernels and 2D images from buffers are not
   // available through HiveCL yet. Images, samplers, sub-groups and partitions into sub-devices
   // are the device's own.

@@ -84,15 +84,6 @@ void copy_region(std::byte* packed, std::byte* host, const HostLayout& layout, s
     }
 }
 
-template <class T>
-T device_value(cl_device_id device, cl_device_info param) {
-  T value{};
-  const auto found = device->info.find(param);
-  if (found != device->info.end() && found->second.error == CL_SUCCESS)
-    std::memcpy(&value, found->second.value.data(), std::min(found->second.value.size(), sizeof value));
-  return value;
-}
-
 // The largest value of a device limit over the context's devices that support images.
 size_t image_limit(const _cl_context* context, cl_device_info param) {
   size_t largest = 0;

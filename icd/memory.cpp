@@ -67,12 +67,8 @@ _cl_mem* transfer_mem(const EnqueuedCommand& command, cl_mem mem) {
 
 cl_ulong max_alloc_size(const _cl_context* context) {
   cl_ulong largest = 0;
-  for (cl_device_id device : context->devices) {
-    const auto& value = device->info.at(CL_DEVICE_MAX_MEM_ALLOC_SIZE).value;
-    cl_ulong size = 0;
-    std::memcpy(&size, value.data(), std::min(value.size(), sizeof size));
-    largest = std::max(largest, size);
-  }
+  for (cl_device_id device : context->devices)
+    largest = std::max(largest, device_value<cl_ulong>(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE));
   return largest;
 }
 

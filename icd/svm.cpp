@@ -202,21 +202,34 @@ bool overlap(const void* a, const void* b, size_t size) {
   return x < y ? y - x < size : x - y < size;
 }
 
-// Host memory to host memory (neither address is SVM): copied here once a marker of the queue
-// has ended, so the enqueue waits for the commands before it.
-void copy_host_memory(cl_command_queue queue, void* destination, const void* source, size_t size,
-                      cl_uint wait_count, const cl_event* wait_list, cl_event* event) {
+// A marker of `queue` after `wait_list`, standing for a command of `type` that libhivecl carries
+// out itself once the marker has ended.
+cl_event marker_for(cl_command_queue queue, cl_command_type type, cl_uint wait_count, const cl_event* wait_list) {
   cl_event marker = nullptr;
   check(clEnqueueMarkerWithWaitList(queue, wait_count, wait_list, &marker));
-  marker->command_type = CL_COMMAND_SVM_MEMCPY;
-  const cl_int status = clWaitForEvents(1, &marker);
-  if (status == CL_SUCCESS) std::memcpy(destination, source, size);
+  marker->command_type = type;
+  return marker;
+}
+
+// The end of such a command's enqueue: its marker goes to the application where it asked for the
+// event and all went well, and is released otherwise; a failure is thrown.
+void hand_over(cl_event marker, cl_event* event, cl_int status) {
   if (event && status == CL_SUCCESS) {
     *event = marker;
   } else {
     clReleaseEvent(marker);
   }
   check(status);
+}
+
+// Host memory to host memory (neither address is SVM): copied here once a marker of the queue
+// has ended, so the enqueue waits for the commands before it.
+void copy_host_memory(cl_command_queue queue, void* destination, const void* source, size_t size,
+                      cl_uint wait_count, const cl_event* wait_list, cl_event* event) {
+  cl_event marker = marker_for(queue, CL_COMMAND_SVM_MEMCPY, wait_count, wait_list);
+  const cl_int status = clWaitForEvents(1, &marker);
+  if (status == CL_SUCCESS) std::memcpy(destination, source, size);
+  hand_over(marker, event, status);
 }
 
 // A clEnqueueSVMFree waiting for its marker's end.
@@ -247,11 +260,8 @@ std::optional<SvmRegion> find_svm(const _cl_context* context, const void* pointe
 
 bool supports_svm(const _cl_context* context) {
   return std::any_of(context->devices.begin(), context->devices.end(), [](cl_device_id device) {
-    const auto found = device->info.find(CL_DEVICE_SVM_CAPABILITIES);
-    if (found == device->info.end() || found->second.error != CL_SUCCESS) return false;
-    cl_device_svm_capabilities capabilities = 0;
-    std::memcpy(&capabilities, found->second.value.data(), std::min(found->second.value.size(), sizeof capabilities));
-    return (capabilities & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) != 0;
+    return (device_value<cl_device_svm_capabilities>(device, CL_DEVICE_SVM_CAPABILITIES) &
+            CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) != 0;
   });
 }
 
@@ -284,17 +294,11 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueSVMFree(cl_command_queue command_queue,
         .queue = Ref<_cl_command_queue>(command_queue),
         .pointers = std::vector<void*>(svm_pointers, svm_pointers + num_svm_pointers),
         .free_function = pfn_free_func, .user_data = user_data});
-    cl_event marker = nullptr;
-    check(clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, &marker));
-    marker->command_type = CL_COMMAND_SVM_FREE;
+    const cl_event marker =
+        marker_for(command_queue, CL_COMMAND_SVM_FREE, num_events_in_wait_list, event_wait_list);
     const cl_int status = clSetEventCallback(marker, CL_COMPLETE, run_pending_free, pending.get());
     if (status == CL_SUCCESS) pending.release();  // run_pending_free's now
-    if (event && status == CL_SUCCESS) {
-      *event = marker;
-    } else {
-      clReleaseEvent(marker);
-    }
-    check(status);
+    hand_over(marker, event, status);
   });
 }
 
