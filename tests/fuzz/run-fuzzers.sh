@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of a -Dfuzz=true build for a bounded time, from the seed corpus
-# that fuzz-corpus encodes from the message table, and fails on any finding.
+# that fuzz-corpus encodes from the message table, and fails on any finding. FUZZ_JOBS
+# targets run at once (default: the number of cores), each for the whole time.
 #
 #   run-fuzzers.sh BUILD_DIR [SECONDS_PER_TARGET]   (default 60)
 #
@@ -10,6 +11,7 @@ build=$(cd "$1" && pwd)
 seconds=${2:-60}
 fuzz=$build/tests/fuzz
 work=${FUZZ_WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hivecl-fuzz.XXXXXX")}
+targets=(decoders session control-ring build-log)
 mkdir -p "$work"
 "$fuzz/fuzz-corpus" "$work/seed-decoders" "$work/seed-session"
 # PoCL and Open MPI keep memory for the life of the process: their leaks are not findings.
@@ -17,13 +19,27 @@ export LSAN_OPTIONS=suppressions=$(cd "$(dirname "$0")/.." && pwd)/sanitizer/lsa
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The session target runs the native OpenCL: it must see the native platform only.
 export OCL_ICD_VENDORS=/etc/OpenCL/vendors
-status=0
-for target in decoders session control-ring build-log; do
+
+# fuzz_target NAME: its run, logged to $work/fuzz-NAME.log; its exit status says whether it found anything.
+fuzz_target() {
+  local target=$1
   mkdir -p "$work/corpus-$target" "$work/crashes-$target" "$work/seed-$target"
-  echo "== fuzz-$target for $seconds s"
-  if ! "$fuzz/fuzz-$target" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
-      -artifact_prefix="$work/crashes-$target/" "$work/corpus-$target" "$work/seed-$target" \
-      >"$work/fuzz-$target.log" 2>&1; then
+  "$fuzz/fuzz-$target" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
+    -artifact_prefix="$work/crashes-$target/" "$work/corpus-$target" "$work/seed-$target" \
+    >"$work/fuzz-$target.log" 2>&1
+}
+
+echo "== ${targets[*]}: $seconds s each, ${FUZZ_JOBS:-$(nproc)} at once"
+declare -A running=()
+status=0
+for target in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "${FUZZ_JOBS:-$(nproc)}" ]; do wait -n || true; done
+  fuzz_target "$target" &
+  running[$target]=$!
+done
+for target in "${targets[@]}"; do
+  echo "== fuzz-$target"
+  if ! wait "${running[$target]}"; then
     status=1
     tail -60 "$work/fuzz-$target.log"
   fi
