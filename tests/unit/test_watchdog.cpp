@@ -107,7 +107,7 @@ TEST_CASE("a client whose session the proxy cannot start waits in line for an MP
 }
 
 TEST_CASE("a client without a Hello waits in line; one with a wrong secret is refused", "[watchdog]") {
-  const Bytes secret{std::byte{42}};
+  const Bytes secret(32, std::byte{42});  // as long as a secret file's
   Proxy proxy(7, secret);
   auto granted = std::async(std::launch::async, [&] {
     const int fd = proxy.server.wait_for_turn();
@@ -117,7 +117,7 @@ TEST_CASE("a client without a Hello waits in line; one with a wrong secret is re
   REQUIRE(in_line);
   CHECK(granted.get());
   CHECK_FALSE(in_line->session_started());
-  CHECK_FALSE(proxy.open(hello_frame, Bytes{std::byte{41}}));
+  CHECK_FALSE(proxy.open(hello_frame, Bytes(32, std::byte{41})));
   std::lock_guard lock(proxy.mutex);
   CHECK(proxy.hellos.empty());  // neither reached OnHello
   proxy.server.end_turn();
