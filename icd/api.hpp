@@ -3,6 +3,7 @@
 
 #include <CL/cl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <string_view>
@@ -71,14 +72,19 @@ class InfoReply {
   size_t* size_ret_;
 };
 
+// A scalar from the bytes of an answer (as many as it has, up to the scalar's size).
+template <class T>
+T scalar_from(const std::vector<std::byte>& bytes) {
+  T value{};
+  std::memcpy(&value, bytes.data(), std::min(bytes.size(), sizeof value));
+  return value;
+}
+
 // A scalar the device answers as HiveCL reports it; 0 where it has none.
 template <class T>
 T device_value(cl_device_id device, cl_device_info param) {
-  T value{};
   const auto found = device->info.find(param);
-  if (found != device->info.end() && found->second.error == CL_SUCCESS)
-    std::memcpy(&value, found->second.value.data(), std::min(found->second.value.size(), sizeof value));
-  return value;
+  return found != device->info.end() && found->second.error == CL_SUCCESS ? scalar_from<T>(found->second.value) : T{};
 }
 
 // The platform's devices of `type`, as clGetDeviceIDs lists them (ClError when none).

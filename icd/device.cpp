@@ -101,11 +101,7 @@ void apply_policy(_cl_device_id& device) {
   });
   // A bitfield of capabilities, with those HiveCL offers alone kept.
   const auto keep_bits = [&](cl_device_info param, cl_bitfield offered) {
-    edit(param, [offered](const auto& v) {
-      cl_bitfield capabilities = 0;
-      std::memcpy(&capabilities, v.data(), std::min(v.size(), sizeof capabilities));
-      return as_bytes(capabilities & offered);
-    });
+    edit(param, [offered](const auto& v) { return as_bytes(scalar_from<cl_bitfield>(v) & offered); });
   };
   keep_bits(CL_DEVICE_EXECUTION_CAPABILITIES, ~cl_bitfield{CL_EXEC_NATIVE_KERNEL});
   // Shared virtual memory as coarse-grained buffers only (svm.cpp moves their data at mappings).
@@ -247,10 +243,8 @@ CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_i
     if (param_name == CL_DEVICE_PARENT_DEVICE) return reply.scalar(device->parent);
     if (param_name == CL_DEVICE_REFERENCE_COUNT) return reply.scalar(device->parent ? device->refs.load() : cl_uint{1});
     if (param_name == CL_DEVICE_AVAILABLE) {
-      const auto& native = device->info.at(CL_DEVICE_AVAILABLE);
-      cl_bool available = CL_FALSE;
-      std::memcpy(&available, native.value.data(), std::min(native.value.size(), sizeof available));
-      return reply.scalar(cl_bool(available && device->connection->available()));
+      const bool available = device_value<cl_bool>(device, CL_DEVICE_AVAILABLE) && device->connection->available();
+      return reply.scalar(cl_bool(available));
     }
     if (param_name == CL_DEVICE_DATA_PATH_HIVECL) return reply.string(device->connection->data_path_name());
     const auto it = device->info.find(param_name);
