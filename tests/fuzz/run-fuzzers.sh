@@ -12,6 +12,7 @@ seconds=${2:-60}
 fuzz=$build/tests/fuzz
 work=${FUZZ_WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hivecl-fuzz.XXXXXX")}
 targets=(decoders session control-ring build-log)
+at_once=${FUZZ_JOBS:-$(nproc)}
 mkdir -p "$work"
 "$fuzz/fuzz-corpus" "$work/seed-decoders" "$work/seed-session"
 # PoCL and Open MPI keep memory for the life of the process: their leaks are not findings.
@@ -29,11 +30,11 @@ fuzz_target() {
     >"$work/fuzz-$target.log" 2>&1
 }
 
-echo "== ${targets[*]}: $seconds s each, ${FUZZ_JOBS:-$(nproc)} at once"
+echo "== ${targets[*]}: $seconds s each, $at_once at once"
 declare -A running=()
 status=0
 for target in "${targets[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "${FUZZ_JOBS:-$(nproc)}" ]; do wait -n || true; done
+  while [ "$(jobs -rp | wc -l)" -ge "$at_once" ]; do wait -n || true; done
   fuzz_target "$target" &
   running[$target]=$!
 done
