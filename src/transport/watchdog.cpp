@@ -50,11 +50,13 @@ std::string token_key(const Bytes& token) {
   return std::string(reinterpret_cast<const char*>(token.data()), token.size());
 }
 
-// True when the peer closed the connection or it failed; nothing else is ever sent on it.
+// True when the peer closed the connection, it failed, or the peer sent something: nothing more
+// is ever sent on it, so bytes are a broken peer's (peeked, not read: were they left, poll would
+// report them at once again and again).
 bool connection_broken(int fd) {
   char byte;
-  const ssize_t n = ::recv(fd, &byte, 1, MSG_DONTWAIT);
-  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+  const ssize_t n = ::recv(fd, &byte, 1, MSG_DONTWAIT | MSG_PEEK);
+  return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 bool write_all(int fd, const void* data, size_t size) {
@@ -219,10 +221,16 @@ void WatchdogServer::release(uint32_t key) {
     std::lock_guard lock(mutex_);
     const auto it = claimed_.find(key);
     if (it == claimed_.end()) return;
+    forget_granted(it->second);
     close_fd(it->second);
     claimed_.erase(it);
   }
   wake();
+}
+
+// The granted turn's connection is being closed: it is no longer watched by its fd number.
+void WatchdogServer::forget_granted(int fd) {
+  if (fd == granted_fd_) granted_fd_ = -1;
 }
 
 namespace {
@@ -393,7 +401,7 @@ void WatchdogServer::stop_admitting() {
 
 void WatchdogServer::watch_granted_turn(short revents) {
   std::lock_guard lock(mutex_);
-  if (revents && turn_in_progress_ && connection_broken(granted_fd_)) {
+  if (revents && turn_in_progress_ && granted_fd_ >= 0 && connection_broken(granted_fd_)) {
     log::info("watchdog: a client died before it connected in its turn");
     granted_client_died_ = true;
   }
@@ -422,6 +430,7 @@ void WatchdogServer::drop_stale() {
       ++it;
       continue;
     }
+    forget_granted(it->second.fd);
     close_fd(it->second.fd);
     it = unclaimed_.erase(it);
   }
@@ -460,12 +469,15 @@ void WatchdogServer::run() {
     watch_granted_turn(fds[granted].revents);
     const size_t first_claimed = granted + 1;
     for (size_t i = first_claimed; i < fds.size(); ++i) {
-      if (!fds[i].revents || !connection_broken(fds[i].fd)) continue;
+      if (!fds[i].revents) continue;
       const uint32_t key = keys[i - first_claimed];
       {
+        // Under the lock, and only while the key still holds it: a connection released meanwhile
+        // was closed, and its fd number may already be a new client's.
         std::lock_guard lock(mutex_);
         const auto it = claimed_.find(key);
-        if (it == claimed_.end() || it->second != fds[i].fd) continue;  // released meanwhile
+        if (it == claimed_.end() || it->second != fds[i].fd || !connection_broken(it->second)) continue;
+        forget_granted(it->second);
         close_fd(it->second);
         claimed_.erase(it);
       }

@@ -109,6 +109,7 @@ class WatchdogServer {
   // Starts a session without MPI for the client at `fd`, or puts it in line.
   void start_session(int fd, const protocol::Bytes& nonce, protocol::Bytes&& hello);
   void watch_granted_turn(short revents);
+  void forget_granted(int fd);  // under mutex_
   void drop_stale();
   void wake();
 

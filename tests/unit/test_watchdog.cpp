@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <future>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -129,5 +131,57 @@ TEST_CASE("a Hello over the watchdog's limit is refused before it is read", "[wa
   CHECK_FALSE(proxy.open(Bytes(max_admission_hello_bytes + 1, std::byte{0})));
   std::lock_guard lock(proxy.mutex);
   CHECK(proxy.hellos.empty());
+  proxy.server.stop();
+}
+
+// Sessions that end while others start: the proxy's session closes its connection (release) as
+// the watchdog notices its client gone, and the fd number goes at once to a new client. The
+// watchdog once read a byte of that client's answer to the challenge there, and refused it.
+TEST_CASE("clients that come and go while others connect are all admitted", "[watchdog]") {
+  std::mutex mutex;
+  std::map<Bytes, uint32_t> key_of_nonce;
+  uint32_t next_key = 1;
+  WatchdogServer server;
+  REQUIRE(server.start(2000ms, [](uint32_t) {}, {}, [&](const Bytes& nonce, Bytes&&) {
+    std::lock_guard lock(mutex);
+    key_of_nonce[nonce] = next_key;
+    return std::optional<uint32_t>(next_key++);
+  }));
+  constexpr int clients = 8;
+  constexpr int sessions_each = 500;
+  std::atomic<int> refused = 0;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < clients; ++i)
+    threads.emplace_back([&] {
+      for (int round = 0; round < sessions_each; ++round) {
+        Bytes nonce;
+        auto connection = WatchdogConnection::open({"127.0.0.1"}, server.port(), 2000ms, 2000ms, {},
+                                                   [&](const Bytes& given) { return nonce = given, hello_frame; });
+        if (!connection || !connection->session_started()) {
+          ++refused;
+          continue;
+        }
+        connection.reset();
+        std::unique_lock lock(mutex);
+        const uint32_t key = key_of_nonce.at(nonce);
+        lock.unlock();
+        server.release(key);
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  CHECK(refused == 0);
+  CHECK(next_key == clients * sessions_each + 1);
+  server.stop();
+}
+
+TEST_CASE("a client that sends anything after its admission is reported lost", "[watchdog]") {
+  Proxy proxy(7);
+  auto connection = proxy.open(hello_frame);
+  REQUIRE(connection);
+  REQUIRE(connection->session_started());
+  const char stray = 'x';
+  REQUIRE(::send(connection->fd(), &stray, 1, MSG_NOSIGNAL) == 1);
+  CHECK(proxy.lost(7));
+  CHECK(connection->peer_closed());  // the proxy closed its side
   proxy.server.stop();
 }
