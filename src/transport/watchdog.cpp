@@ -298,6 +298,9 @@ bool WatchdogServer::read_request(Challenge& challenge) {
   const Bytes answer(challenge.request.begin(), challenge.request.begin() + auth_answer_bytes);
   if (secret_ && !auth_answer_matches(auth_answer(*secret_, challenge.nonce), answer)) {
     log::warn("watchdog: refused the client at ", challenge.peer, ": wrong or missing shared secret");
+    Bytes refusal;
+    append_little_endian<uint32_t>(refusal, refused_answer);
+    write_all(challenge.fd, refusal.data(), refusal.size());
     close_fd(challenge.fd);
     return false;
   }
@@ -503,7 +506,7 @@ Bytes admission_request(const Bytes& answer, const Bytes& hello_frame) {
   return request;
 }
 
-enum class Admission { unreachable, refused, unanswered, admitted, session_started };
+enum class Admission { unreachable, refused, dropped, unanswered, admitted, session_started };
 
 // Connects and answers the proxy's challenge, with the Hello `hello` makes for its nonce (if
 // any); `fd`, and `ahead` (clients before this one) when admitted to wait in line.
@@ -522,12 +525,12 @@ Admission answer_challenge(const std::string& host, uint16_t port, Clock::time_p
   std::byte place[sizeof(uint32_t)];
   const Read read = write_all(fd, request.data(), request.size()) ? read_exactly(fd, place, sizeof place, deadline)
                                                                    : Read::closed;
-  if (read == Read::done) {
-    ahead = from_little_endian<uint32_t>(place);
-    return ahead == session_started_answer ? Admission::session_started : Admission::admitted;
-  }
+  if (read == Read::done) ahead = from_little_endian<uint32_t>(place);
+  if (read == Read::done && ahead == session_started_answer) return Admission::session_started;
+  if (read == Read::done && ahead != refused_answer) return Admission::admitted;
   close_fd(fd);
-  return read == Read::closed ? Admission::refused : Admission::unanswered;
+  if (read == Read::done) return Admission::refused;
+  return read == Read::closed ? Admission::dropped : Admission::unanswered;
 }
 
 // Reads the token and the port of this client's turn.
@@ -556,7 +559,14 @@ std::optional<WatchdogConnection> WatchdogConnection::open(const std::vector<std
       uint32_t ahead = 0;
       switch (answer_challenge(host, port, Clock::now() + timeout, secret, hello, peer_timeout, fd, ahead)) {
         case Admission::unreachable: continue;
-        case Admission::unanswered: unanswered = true; continue;
+        case Admission::unanswered:
+          log::warn("the proxy's watchdog at ", host, ":", port, " did not answer within ", timeout.count(), " ms");
+          unanswered = true;
+          continue;
+        case Admission::dropped:
+          log::warn("the proxy's watchdog at ", host, ":", port, " closed this client's connection before admitting it");
+          unanswered = true;
+          continue;
         case Admission::refused:
           log::error("the proxy at ", host, ":", port, " refused this client: wrong or missing shared secret (secret_file)");
           return std::nullopt;
@@ -578,8 +588,8 @@ std::optional<WatchdogConnection> WatchdogConnection::open(const std::vector<std
       return std::nullopt;
     }
     if (!unanswered) return std::nullopt;  // nothing listens: the proxy is gone
-    log::warn("the proxy's watchdog at port ", port, " did not answer within ", timeout.count(), " ms (attempt ",
-              attempt, " of ", attempts, ")");
+    log::warn("the proxy's watchdog at port ", port, " did not admit this client (attempt ", attempt, " of ",
+              attempts, ")");
   }
   return std::nullopt;
 }

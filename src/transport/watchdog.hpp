@@ -42,8 +42,11 @@ namespace hivecl::transport {
 inline constexpr size_t watchdog_token_bytes = 16;
 inline constexpr size_t max_mpi_port_bytes = 1024;  // Open MPI's MPI_MAX_PORT_NAME
 inline constexpr size_t max_admission_hello_bytes = 64u << 10;  // a Hello frame is some 200 bytes
-// The proxy's answer, instead of a place in line, when it started a session without MPI.
+// The proxy's answers instead of a place in line: it started a session without MPI; the answer
+// to its challenge was wrong. A connection closed without an answer was dropped (a client too
+// slow to answer, a proxy stopping), and the client tries again.
 inline constexpr uint32_t session_started_answer = UINT32_MAX;
+inline constexpr uint32_t refused_answer = UINT32_MAX - 1;
 
 // Proxy side: accepts watchdog connections and reports the loss of claimed ones.
 class WatchdogServer {

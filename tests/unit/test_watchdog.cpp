@@ -1,6 +1,7 @@
 // The watchdog's admission (transport/watchdog.hpp) over real TCP on this machine: a client
 // that sends its Hello has its session started at once, or waits in line for an MPI turn
 // when the proxy cannot start it so; the session's watched connection reports the client's loss.
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -184,4 +185,65 @@ TEST_CASE("a client that sends anything after its admission is reported lost", "
   CHECK(proxy.lost(7));
   CHECK(connection->peer_closed());  // the proxy closed its side
   proxy.server.stop();
+}
+
+namespace {
+
+// A watchdog of a proxy that answers every admission request with `answer` (none: it closes the
+// connection without a word), counting the connections.
+class ClosingWatchdog {
+ public:
+  explicit ClosingWatchdog(std::optional<uint32_t> answer) : answer_(answer) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    REQUIRE(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::listen(listen_fd_, 8) == 0);
+    REQUIRE(::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~ClosingWatchdog() {
+    ::shutdown(listen_fd_, SHUT_RDWR);  // ends the accept
+    thread_.join();
+    ::close(listen_fd_);
+  }
+  uint16_t port() const { return port_; }
+  int connections() const { return connections_; }
+
+ private:
+  void serve() {
+    while (true) {
+      const int fd = ::accept(listen_fd_, nullptr, nullptr);
+      if (fd < 0) return;
+      ++connections_;
+      const Bytes nonce(auth_nonce_bytes, std::byte{5});
+      std::byte request[auth_answer_bytes + sizeof(uint32_t)];  // no Hello
+      if (::send(fd, nonce.data(), nonce.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(nonce.size()) &&
+          ::recv(fd, request, sizeof request, MSG_WAITALL) == sizeof request && answer_)
+        ::send(fd, &*answer_, sizeof *answer_, MSG_NOSIGNAL);  // little-endian, as this machine
+      ::close(fd);
+    }
+  }
+
+  std::optional<uint32_t> answer_;
+  int listen_fd_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<int> connections_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("a client refused by the proxy gives up; one whose connection was dropped tries again", "[watchdog]") {
+  {
+    ClosingWatchdog refusing(refused_answer);
+    CHECK_FALSE(WatchdogConnection::open({"127.0.0.1"}, refusing.port(), 2000ms, 2000ms, {}, {}));
+    CHECK(refusing.connections() == 1);
+  }
+  ClosingWatchdog dropping(std::nullopt);
+  CHECK_FALSE(WatchdogConnection::open({"127.0.0.1"}, dropping.port(), 2000ms, 2000ms, {}, {}));
+  CHECK(dropping.connections() == 3);  // WatchdogConnection::open's attempts
 }
