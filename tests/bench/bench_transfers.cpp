@@ -1,8 +1,9 @@
 // Transfer bandwidth, natively and through HiveCL, side by side (side_by_side.hpp), as VOCL
 // measured it: a window of non-blocking writes (or reads) of one size, then clFinish; and
 // single blocking transfers; and a stream of writes each read back after its event (SHOC Triad's
-// pattern). Host memory ordinary (malloc) and page-locked (a mapped
-// CL_MEM_ALLOC_HOST_PTR buffer of the side's own context). Each case name ends with
+// pattern). Host memory ordinary (malloc; the same memory for both sides, as in one program, so
+// that how the kernel backs each side's own pages does not weigh on the ratio) and page-locked
+// (a mapped CL_MEM_ALLOC_HOST_PTR buffer of the side's own context). Each case name ends with
 // HiveCL's data path ([memory] or [mpi], from CL_DEVICE_DATA_PATH_HIVECL) and the transfer
 // settings given in the environment (HIVECL_STAGING_SLOTS=1: no pipeline). At the largest size
 // also: making a buffer and an image from host data, rectangular transfers of half of every
@@ -29,12 +30,12 @@ namespace {
 
 constexpr size_t window_bytes_cap = size_t{1} << 30;
 
-// One side's device buffer and two host buffers of `bytes`: malloc'd and page-locked.
+// One side's device buffer and two host buffers of `bytes`: malloc'd (both sides') and page-locked.
 struct Fixture {
   cl_mem device = nullptr;
   cl_mem pinned_buffer = nullptr;
   void* pinned = nullptr;
-  std::vector<char> ordinary;
+  char* ordinary = nullptr;
   cl_mem image = nullptr;  // RGBA8, rows of image_row_bytes; null without image support
   void* svm = nullptr;     // an SVM allocation; null without coarse-grained SVM buffers
 };
@@ -59,8 +60,9 @@ cl_mem make_image(const Side& side, size_t bytes) {
   return image;
 }
 
-Fixture make_fixture(const Side& side, size_t bytes) {
+Fixture make_fixture(const Side& side, size_t bytes, std::vector<char>& ordinary) {
   Fixture fixture;
+  fixture.ordinary = ordinary.data();
   cl_int status = CL_SUCCESS;
   fixture.device = clCreateBuffer(side.context, CL_MEM_READ_WRITE, bytes, nullptr, &status);
   check(status, "clCreateBuffer");
@@ -70,9 +72,7 @@ Fixture make_fixture(const Side& side, size_t bytes) {
                                       bytes, 0, nullptr, nullptr, &status);
   check(status, "clEnqueueMapBuffer");
   std::memset(fixture.pinned, 1, bytes);
-  fixture.ordinary.assign(bytes, 1);
-  check(clEnqueueWriteBuffer(side.queue, fixture.device, CL_TRUE, 0, bytes, fixture.ordinary.data(), 0, nullptr,
-                             nullptr),
+  check(clEnqueueWriteBuffer(side.queue, fixture.device, CL_TRUE, 0, bytes, fixture.ordinary, 0, nullptr, nullptr),
         "clEnqueueWriteBuffer");
   fixture.image = make_image(side, bytes);
   cl_device_svm_capabilities svm = 0;
@@ -97,7 +97,7 @@ std::string path_label(const Side& hivecl) {
 
 // Host memory of `fixture`: page-locked (a mapped CL_MEM_ALLOC_HOST_PTR buffer) or ordinary.
 void* host_memory(const Fixture& fixture, bool pinned) {
-  return pinned ? fixture.pinned : const_cast<char*>(fixture.ordinary.data());
+  return pinned ? fixture.pinned : fixture.ordinary;
 }
 
 // GB/s of `count` transfers of `bytes`, non-blocking then clFinish (count > 1), or blocking.
@@ -151,7 +151,7 @@ double creation_rate(size_t bytes, const char* what, Make make) {
 double buffer_creation_rate(const Side& side, const Fixture& fixture, size_t bytes) {
   return creation_rate(bytes, "clCreateBuffer(CL_MEM_COPY_HOST_PTR)", [&](cl_int* status) {
     return clCreateBuffer(side.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
-                          const_cast<char*>(fixture.ordinary.data()), status);
+                          fixture.ordinary, status);
   });
 }
 
@@ -164,7 +164,7 @@ double image_creation_rate(const Side& side, const Fixture& fixture, size_t byte
   desc.image_height = bytes / image_row_bytes;
   return creation_rate(bytes, "clCreateImage(CL_MEM_COPY_HOST_PTR)", [&](cl_int* status) {
     return clCreateImage(side.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &format, &desc,
-                         const_cast<char*>(fixture.ordinary.data()), status);
+                         fixture.ordinary, status);
   });
 }
 
@@ -305,8 +305,9 @@ int main() {
   const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{16} << 20);
   const size_t window = std::max<size_t>(1, env_size("HIVECL_BENCH_WINDOW", 32));
   SideBySide bench("transfers");
-  const Fixture native = make_fixture(bench.native, max_bytes);
-  const Fixture hivecl = make_fixture(bench.hivecl, max_bytes);
+  std::vector<char> ordinary(max_bytes, 1);
+  const Fixture native = make_fixture(bench.native, max_bytes, ordinary);
+  const Fixture hivecl = make_fixture(bench.hivecl, max_bytes, ordinary);
   const auto fixture_of = [&](const Side& side) -> const Fixture& { return &side == &bench.native ? native : hivecl; };
   const std::string path = path_label(bench.hivecl);
   std::printf("HiveCL data path: %s\n", path.c_str());
