@@ -564,7 +564,7 @@ std::optional<WatchdogConnection> WatchdogConnection::open(const std::vector<std
           unanswered = true;
           continue;
         case Admission::dropped:
-          log::warn("the proxy's watchdog at ", host, ":", port, " closed this client's connection before admitting it");
+          log::warn("the proxy's watchdog at ", host, ":", port, " closed the connection before admitting this client");
           unanswered = true;
           continue;
         case Admission::refused:

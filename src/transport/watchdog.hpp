@@ -4,10 +4,10 @@
 // whole node vanishes, TCP keepalive and the user timeout notice it within the
 // configured peer timeout. At the start the proxy challenges the client to prove
 // the cluster's shared secret (secret.hpp; without one configured, any answer
-// passes) and answers with the client's place in line. When the client's turn comes it
-// sends a token and a fresh MPI port name: the client connects to that port and echoes
-// the token in its MPI Hello, which ties the socket to the session; only a client that
-// passed the challenge has one.
+// passes) and answers with the client's place in line, or a refusal. When the client's
+// turn comes it sends a token and a fresh MPI port name: the client connects to that port
+// and echoes the token in its MPI Hello, which ties the socket to the session; only a
+// client that passed the challenge has one.
 //
 // The turns serialise MPI connections: Open MPI 4.1's connect/accept exchanges its
 // data under keys named after the port in ompi-server, so clients connecting to one port

@@ -8,28 +8,12 @@
 #include <string>
 
 #include "catch.hpp"
+#include "loopback_listener.hpp"
 #include "transport/rendezvous.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// A listening socket on 127.0.0.1 and an ephemeral port.
-struct Listener {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  int port = 0;
-  Listener() {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    REQUIRE(::listen(fd, 4) == 0);
-    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-    port = ntohs(address.sin_port);
-  }
-  ~Listener() { ::close(fd); }
-};
 
 bool reachable_with_uri(const std::string& uri) {
   const fs::path directory = fs::temp_directory_path() / ("hivecl-rendezvous-test-" + std::to_string(::getpid()));
@@ -43,7 +27,7 @@ bool reachable_with_uri(const std::string& uri) {
 }  // namespace
 
 TEST_CASE("ompi-server's URI: any of the addresses it lists may answer", "[rendezvous]") {
-  Listener listener;
+  LoopbackListener listener;
   const std::string port = std::to_string(listener.port);
   CHECK(reachable_with_uri("1.0;tcp://127.0.0.1:" + port + ";tcp6://[::1]:1"));
   // One address per interface; here the first refuses (nothing listens on 127.0.0.2).

@@ -1,7 +1,6 @@
 // The watchdog's admission (transport/watchdog.hpp) over real TCP on this machine: a client
 // that sends its Hello has its session started at once, or waits in line for an MPI turn
 // when the proxy cannot start it so; the session's watched connection reports the client's loss.
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "catch.hpp"
+#include "loopback_listener.hpp"
 #include "transport/secret.hpp"
 #include "transport/watchdog.hpp"
 
@@ -144,7 +144,9 @@ TEST_CASE("clients that come and go while others connect are all admitted", "[wa
   // Keyed by the nonce's bytes as text: a vector<std::byte> key made GCC 13 warn falsely
   // (-Wstringop-overread in its comparison).
   std::map<std::string, uint32_t> key_of_nonce;
-  const auto text = [](const Bytes& bytes) { return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()); };
+  const auto text = [](const Bytes& bytes) {
+    return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  };
   uint32_t next_key = 1;
   WatchdogServer server;
   REQUIRE(server.start(2000ms, [](uint32_t) {}, {}, [&](const Bytes& nonce, Bytes&&) {
@@ -198,29 +200,19 @@ namespace {
 class ClosingWatchdog {
  public:
   explicit ClosingWatchdog(std::optional<uint32_t> answer) : answer_(answer) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    REQUIRE(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    REQUIRE(::listen(listen_fd_, 8) == 0);
-    REQUIRE(::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-    port_ = ntohs(address.sin_port);
     thread_ = std::thread([this] { serve(); });
   }
   ~ClosingWatchdog() {
-    ::shutdown(listen_fd_, SHUT_RDWR);  // ends the accept
+    ::shutdown(listener_.fd, SHUT_RDWR);  // ends the accept
     thread_.join();
-    ::close(listen_fd_);
   }
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return listener_.port; }
   int connections() const { return connections_; }
 
  private:
   void serve() {
     while (true) {
-      const int fd = ::accept(listen_fd_, nullptr, nullptr);
+      const int fd = ::accept(listener_.fd, nullptr, nullptr);
       if (fd < 0) return;
       ++connections_;
       const Bytes nonce(auth_nonce_bytes, std::byte{5});
@@ -233,8 +225,7 @@ class ClosingWatchdog {
   }
 
   std::optional<uint32_t> answer_;
-  int listen_fd_ = -1;
-  uint16_t port_ = 0;
+  LoopbackListener listener_;
   std::atomic<int> connections_ = 0;
   std::thread thread_;
 };
