@@ -60,9 +60,9 @@ cl_mem make_image(const Side& side, size_t bytes) {
   return image;
 }
 
-Fixture make_fixture(const Side& side, size_t bytes, std::vector<char>& ordinary) {
+Fixture make_fixture(const Side& side, size_t bytes, char* ordinary) {
   Fixture fixture;
-  fixture.ordinary = ordinary.data();
+  fixture.ordinary = ordinary;
   cl_int status = CL_SUCCESS;
   fixture.device = clCreateBuffer(side.context, CL_MEM_READ_WRITE, bytes, nullptr, &status);
   check(status, "clCreateBuffer");
@@ -306,8 +306,8 @@ int main() {
   const size_t window = std::max<size_t>(1, env_size("HIVECL_BENCH_WINDOW", 32));
   SideBySide bench("transfers");
   std::vector<char> ordinary(max_bytes, 1);
-  const Fixture native = make_fixture(bench.native, max_bytes, ordinary);
-  const Fixture hivecl = make_fixture(bench.hivecl, max_bytes, ordinary);
+  const Fixture native = make_fixture(bench.native, max_bytes, ordinary.data());
+  const Fixture hivecl = make_fixture(bench.hivecl, max_bytes, ordinary.data());
   const auto fixture_of = [&](const Side& side) -> const Fixture& { return &side == &bench.native ? native : hivecl; };
   const std::string path = path_label(bench.hivecl);
   std::printf("HiveCL data path: %s\n", path.c_str());
