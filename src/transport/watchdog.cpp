@@ -102,6 +102,13 @@ T from_little_endian(const std::byte* bytes) {
   return value;
 }
 
+// The proxy's answer to an admission request: a place in line, or one of the answers instead.
+bool send_answer(int fd, uint32_t answer) {
+  Bytes bytes;
+  append_little_endian<uint32_t>(bytes, answer);
+  return write_all(fd, bytes.data(), bytes.size());
+}
+
 // Non-blocking connect with a deadline; the socket is blocking again on success.
 int connect_with_timeout(const std::string& host, uint16_t port, Clock::time_point deadline) {
   sockaddr_in address{};
@@ -298,9 +305,7 @@ bool WatchdogServer::read_request(Challenge& challenge) {
   const Bytes answer(challenge.request.begin(), challenge.request.begin() + auth_answer_bytes);
   if (secret_ && !auth_answer_matches(auth_answer(*secret_, challenge.nonce), answer)) {
     log::warn("watchdog: refused the client at ", challenge.peer, ": wrong or missing shared secret");
-    Bytes refusal;
-    append_little_endian<uint32_t>(refusal, refused_answer);
-    write_all(challenge.fd, refusal.data(), refusal.size());
+    send_answer(challenge.fd, refused_answer);
     close_fd(challenge.fd);
     return false;
   }
@@ -316,11 +321,9 @@ bool WatchdogServer::read_request(Challenge& challenge) {
 void WatchdogServer::start_session(int fd, const Bytes& nonce, Bytes&& hello) {
   const std::optional<uint32_t> key = on_hello_ ? on_hello_(nonce, std::move(hello)) : std::nullopt;
   if (!key) return admit(fd);
-  Bytes answer;
-  append_little_endian<uint32_t>(answer, session_started_answer);
   {
     std::lock_guard lock(mutex_);
-    if (write_all(fd, answer.data(), answer.size())) {
+    if (send_answer(fd, session_started_answer)) {
       claimed_[*key] = fd;
       return;
     }
@@ -332,9 +335,7 @@ void WatchdogServer::start_session(int fd, const Bytes& nonce, Bytes&& hello) {
 // A client that proved the secret learns how many clients are ahead of it and waits in line.
 void WatchdogServer::admit(int fd) {
   std::lock_guard lock(mutex_);
-  Bytes place;
-  append_little_endian<uint32_t>(place, static_cast<uint32_t>(in_line_.size() + (turn_in_progress_ ? 1 : 0)));
-  if (!write_all(fd, place.data(), place.size())) {
+  if (!send_answer(fd, static_cast<uint32_t>(in_line_.size() + (turn_in_progress_ ? 1 : 0)))) {
     close_fd(fd);
     return;
   }
@@ -525,12 +526,15 @@ Admission answer_challenge(const std::string& host, uint16_t port, Clock::time_p
   std::byte place[sizeof(uint32_t)];
   const Read read = write_all(fd, request.data(), request.size()) ? read_exactly(fd, place, sizeof place, deadline)
                                                                    : Read::closed;
-  if (read == Read::done) ahead = from_little_endian<uint32_t>(place);
-  if (read == Read::done && ahead == session_started_answer) return Admission::session_started;
-  if (read == Read::done && ahead != refused_answer) return Admission::admitted;
+  if (read != Read::done) {
+    close_fd(fd);
+    return read == Read::closed ? Admission::dropped : Admission::unanswered;
+  }
+  ahead = from_little_endian<uint32_t>(place);
+  if (ahead == session_started_answer) return Admission::session_started;
+  if (ahead != refused_answer) return Admission::admitted;
   close_fd(fd);
-  if (read == Read::done) return Admission::refused;
-  return read == Read::closed ? Admission::dropped : Admission::unanswered;
+  return Admission::refused;
 }
 
 // Reads the token and the port of this client's turn.
