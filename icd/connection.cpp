@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "icd/cluster.hpp"
 #include "log.hpp"
@@ -88,16 +89,23 @@ bool Connection::may_connect_without_mpi() const {
   return may_share_memory() && cluster_.config().control_path != "mpi";
 }
 
-std::unique_ptr<transport::ControlChannel> Connection::offer_control_channel() {
+Connection::Offer Connection::make_offer() {
   const Config& config = cluster_.config();
-  if (!may_connect_without_mpi()) return nullptr;
-  auto channel = transport::ControlChannel::create();
-  if (channel)
-    channel->listen([this](Bytes&& frame) { on_control(std::move(frame)); },
-                    [this] { lose("its shared control channel broke"); }, config.max_message_bytes,
-                    config.poll_spin, [this] { return replies_due_.load(std::memory_order_relaxed) != 0; },
-                    [this] { return callers_taking_.load(std::memory_order_acquire) != 0; });
-  return channel;
+  Offer offer;
+  if (!may_connect_without_mpi()) return offer;
+  offer.channel = transport::ControlChannel::create();
+  if (!offer.channel) return offer;
+  offer.channel->listen([this](Bytes&& frame) { on_control(std::move(frame)); },
+                        [this] { lose("its shared control channel broke"); }, config.max_message_bytes,
+                        config.poll_spin, [this] { return replies_due_.load(std::memory_order_relaxed) != 0; },
+                        [this] { return callers_taking_.load(std::memory_order_acquire) != 0; });
+  offer.sequence = next_sequence_++;
+  expect_reply(offer.sequence, offer.pending);
+  return offer;
+}
+
+void Connection::forget_reply(const Offer& offer) {
+  if (offer.channel) take_pending(offer.sequence);
 }
 
 template <class Arrived>
@@ -152,20 +160,24 @@ void Connection::connect() {
     secret = std::move(*loaded);
   }
   cluster_.start_watching();
-  auto offered = offer_control_channel();  // the reply to Hello may come through it already
+  Offer offer = make_offer();  // the reply to Hello may come through its channel already
   // MPI before the watchdog's turn where it will be needed, so that the turn is not held meanwhile.
-  if (!offered && !cluster_.wait_mpi()) fail("MPI could not be initialised");
+  if (!offer.channel && !cluster_.wait_mpi()) fail("MPI could not be initialised");
   // Offered to a proxy of this node with the watchdog's admission, the Hello lets it start the
   // session at once, without MPI (transport/watchdog.hpp); its probe is the challenge's nonce.
-  auto pending = std::make_shared<PendingReplyOf<Hello>>();
-  uint64_t sequence = 0;
   transport::WatchdogConnection::HelloFor hello_for;
-  if (offered) {
-    sequence = next_sequence_++;
-    expect_reply(sequence, pending);
+  if (offer.channel) {
+    bool offered = false;
     hello_for = [&](const Bytes& nonce) {
-      return request_frame(Opcode::Hello, sequence,
-                           [&](Writer& writer) { encode(writer, hello({}, nonce, offered.get())); });
+      // An attempt given up (unanswered in time) may yet have started a session on the channel
+      // it offered, whose reply would bear this Hello's sequence: each attempt offers its own.
+      if (std::exchange(offered, true)) {
+        forget_reply(offer);
+        offer = make_offer();
+        if (!offer.channel) return Bytes{};  // then the admission is for a turn over MPI
+      }
+      return request_frame(Opcode::Hello, offer.sequence,
+                           [&](Writer& writer) { encode(writer, hello({}, nonce, offer.channel.get())); });
     };
   }
   // The watchdog first: connecting over MPI to a port nobody serves never returns.
@@ -174,7 +186,7 @@ void Connection::connect() {
   if (!watchdog) fail("its watchdog does not answer (is it running?) or refused this client");
   const bool without_mpi = watchdog->session_started();
   if (!without_mpi) {
-    if (offered) take_pending(sequence);  // the proxy connects this client over MPI instead
+    forget_reply(offer);  // the proxy connects this client over MPI instead
     if (const char* why = connect_over_mpi(*watchdog)) fail(why);
   }
   const Bytes token = watchdog->token();
@@ -183,7 +195,7 @@ void Connection::connect() {
   cluster_.monitor().watch(std::move(*watchdog), [this] {
     if (!leaving_) lose("its watchdog connection closed");
   });
-  const cl_int status = greet(without_mpi ? nullptr : &token, pending, offered);
+  const cl_int status = greet(without_mpi ? nullptr : &token, offer);
   if (status != CL_SUCCESS) fail("it refused the connection (status " + std::to_string(status) + ")");
   connected_ = true;
   log::info("connected to proxy ", proxy, ", session ", session_, without_mpi ? " (without MPI)" : "", "; data path ",
@@ -191,18 +203,17 @@ void Connection::connect() {
             control_ ? "shared memory" : "MPI");
 }
 
-cl_int Connection::greet(const Bytes* token, const std::shared_ptr<PendingReplyOf<Hello>>& pending,
-                         std::unique_ptr<transport::ControlChannel>& offered) {
+cl_int Connection::greet(const Bytes* token, Offer& offer) {
   try {
-    if (token) send_request<Hello>(hello(*token, *token, offered.get()), pending);
-    pending->arrived.wait();
-    const Hello::Reply reply = decode_reply<Hello>(*pending);
+    if (token) send_request<Hello>(hello(*token, *token, offer.channel.get()), offer.pending);
+    offer.pending->arrived.wait();
+    const Hello::Reply reply = decode_reply<Hello>(*offer.pending);
     accept_hello_reply(reply);
     // Without MPI, frames and data have no other way than the channel and the memory path.
     if (!token && (!reply.shared_control || !moves_by_memory())) return CL_INVALID_OPERATION;
-    if (reply.shared_control && offered) {
+    if (reply.shared_control && offer.channel) {
       std::lock_guard lock(pending_mutex_);  // lose() closes it
-      control_ = std::move(offered);
+      control_ = std::move(offer.channel);
     }
     return CL_SUCCESS;
   } catch (const ClError& error) {

@@ -174,11 +174,21 @@ class Connection final : transport::InProcessClient {
   static typename M::Reply decode_reply(const PendingReply& pending);
 
   void connect();
+  // A control channel offered to a proxy of this node (its reader already listening) with a Hello
+  // sent in the watchdog's admission, and that Hello's reply.
+  struct Offer {
+    std::unique_ptr<transport::ControlChannel> channel;  // null: none to offer
+    std::shared_ptr<PendingReplyOf<protocol::Hello>> pending = std::make_shared<PendingReplyOf<protocol::Hello>>();
+    uint64_t sequence = 0;  // the Hello's, if sent with the admission
+  };
+  // A new channel to offer, if any, its Hello's reply expected.
+  Offer make_offer();
+  // The Hello of `offer` goes another way, or not at all: its reply is no longer expected.
+  void forget_reply(const Offer& offer);
   // Sends the Hello with the watchdog's `token` (null: the watchdog took it), waits for its reply
-  // (`pending`) and takes what it says, `offered` becoming the control channel if the proxy took
-  // it; CL_SUCCESS or the error that refused the connection.
-  cl_int greet(const protocol::Bytes* token, const std::shared_ptr<PendingReplyOf<protocol::Hello>>& pending,
-               std::unique_ptr<transport::ControlChannel>& offered);
+  // (`offer`'s) and takes what it says, `offer`'s channel becoming the control channel if the
+  // proxy took it; CL_SUCCESS or the error that refused the connection.
+  cl_int greet(const protocol::Bytes* token, Offer& offer);
   // Connects over MPI in `watchdog`'s turn and listens to the link; null, or why it failed.
   const char* connect_over_mpi(const transport::WatchdogConnection& watchdog);
   // `offered`: the shared-memory control channel offered to a proxy of this node, or null.
@@ -193,8 +203,6 @@ class Connection final : transport::InProcessClient {
   transport::DataPathChoice data_path_choice() const;
   // Whether the proxy is on this node and the setting lets it reach this process's memory.
   bool may_share_memory() const;
-  // A control channel to offer a proxy of this node (its reader already listening), or null.
-  std::unique_ptr<transport::ControlChannel> offer_control_channel();
   void accept_hello_reply(const protocol::Hello::Reply& reply);
   // Runs the request in-process, with `bulk`, or sends it to the proxy (call() sends `bulk` after).
   template <class M>

@@ -11,8 +11,12 @@
 //     breaks: that call and every later one must fail).
 // Goodbye is answered; other requests are not. With `dies-at-goodbye` after DIR, it refuses every
 // CreateContext well-formed (CL_OUT_OF_HOST_MEMORY) and exits at a Goodbye instead of answering
-// it (a proxy dying while its client leaves). It prints "ready" once its record is published and
-// serves until it is killed.
+// it (a proxy dying while its client leaves). With `late-first-answer`, it starts a first session
+// (1) whose Hello reply goes through its channel at once but whose admission it answers only after
+// 1.5 s, past a client's connect_timeout_ms of 1000 (a proxy under load), and keeps that session
+// on its channel, refusing CreateContext with CL_INVALID_VALUE; later sessions (2, ...) refuse it
+// with CL_OUT_OF_HOST_MEMORY. It prints "ready" once its record is published and serves until it
+// is killed.
 #include <CL/cl.h>
 #include <unistd.h>
 
@@ -51,9 +55,11 @@ Bytes cut_short(Bytes bytes) {
   return bytes;
 }
 
+enum class Mode { malformed, dies_at_goodbye, late_first_answer };
+
 class Rogue {
  public:
-  explicit Rogue(bool dies_at_goodbye) : dies_at_goodbye_(dies_at_goodbye) {}
+  explicit Rogue(Mode mode) : mode_(mode) {}
 
   // The watchdog's OnHello: the session of the client whose Hello this is.
   std::optional<uint32_t> start(Bytes&& frame) {
@@ -62,72 +68,92 @@ class Rogue {
     Hello::Request hello;
     if (!decode(reader, header) || !decode(reader, hello)) return std::nullopt;
     std::lock_guard lock(mutex_);
-    channel_ = transport::ControlChannel::attach(hello.pid, hello.control_fd, hello.control_inode, hello.control_bytes);
-    if (!channel_) return std::nullopt;
+    const uint32_t session = ++sessions_;
+    const bool given_up = mode_ == Mode::late_first_answer && session == 1;
+    auto channel =
+        transport::ControlChannel::attach(hello.pid, hello.control_fd, hello.control_inode, hello.control_bytes);
+    if (!channel) return std::nullopt;
     contexts_ = 0;
-    channel_->listen([this](Bytes&& request) { answer(request); }, [] {}, 1u << 20, std::chrono::microseconds(0));
-    send(frame_of({.opcode = Opcode::Hello, .kind = FrameKind::reply, .sequence = header.sequence},
-                  to_bytes(Hello::Reply{.session = 1, .data_path = static_cast<uint8_t>(transport::DataPath::memory),
-                                       .chunk_bytes = 1u << 20, .max_message_bytes = 1u << 20,
-                                       .shared_control = true})));
-    return 1;
+    channel->listen([this, at = channel.get(), given_up](Bytes&& request) { answer(*at, request, given_up); }, [] {},
+                    1u << 20, std::chrono::microseconds(0));
+    channel->send(frame_of(
+        {.opcode = Opcode::Hello, .kind = FrameKind::reply, .sequence = header.sequence},
+        to_bytes(Hello::Reply{.session = session, .data_path = static_cast<uint8_t>(transport::DataPath::memory),
+                              .chunk_bytes = 1u << 20, .max_message_bytes = 1u << 20, .shared_control = true})));
+    if (given_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      stale_channel_ = std::move(channel);  // kept listening, as a session not ended yet
+    } else {
+      channel_ = std::move(channel);
+    }
+    return session;
   }
 
  private:
-  void send(const Bytes& frame) { channel_->send(frame); }
-
-  // The channel's reader.
-  void answer(const Bytes& request) {
+  // A channel's reader; `given_up`: the channel of a session whose client gave up its admission.
+  void answer(transport::ControlChannel& channel, const Bytes& request, bool given_up) {
     Reader reader(request);
     FrameHeader header;
     if (!decode(reader, header)) return;
     const FrameHeader reply{.opcode = header.opcode, .kind = FrameKind::reply, .sequence = header.sequence};
-    if (header.opcode == Opcode::Goodbye && dies_at_goodbye_) std::_Exit(0);
-    if (header.opcode == Opcode::Goodbye) return send(frame_of(reply));
+    if (header.opcode == Opcode::Goodbye && mode_ == Mode::dies_at_goodbye) std::_Exit(0);
+    if (header.opcode == Opcode::Goodbye) return (void)channel.send(frame_of(reply));
     if (header.opcode != Opcode::CreateContext) return;
     FrameHeader refusal = reply;
-    refusal.status = CL_OUT_OF_HOST_MEMORY;
-    if (dies_at_goodbye_) return send(frame_of(refusal));
+    refusal.status = given_up ? CL_INVALID_VALUE : CL_OUT_OF_HOST_MEMORY;
+    if (mode_ != Mode::malformed) return (void)channel.send(frame_of(refusal));
     switch (++contexts_) {
-      case 1: return send_malformed(reply);
-      case 2: return send(frame_of(refusal));
-      case 3: return send(Bytes(70'000, std::byte{0}));
+      case 1: return send_malformed(channel, reply);
+      case 2: return (void)channel.send(frame_of(refusal));
+      case 3: return (void)channel.send(Bytes(70'000, std::byte{0}));
       default: return;
     }
   }
 
-  void send_malformed(const FrameHeader& reply) {
-    send(Bytes{std::byte{0x55}, std::byte{0xaa}, std::byte{0x01}});
+  void send_malformed(transport::ControlChannel& channel, const FrameHeader& reply) {
+    channel.send(Bytes{std::byte{0x55}, std::byte{0xaa}, std::byte{0x01}});
     FrameHeader other_magic = reply;
     other_magic.magic = 0x12345678;
-    send(frame_of(other_magic));
-    send(cut_short(frame_of({.kind = FrameKind::statuses}, to_bytes(std::vector<uint64_t>{7, 8, 9}))));
-    send(cut_short(frame_of({.kind = FrameKind::output}, to_bytes(KernelOutput{Bytes(16, std::byte{'x'})}))));
-    send(frame_of({.kind = FrameKind::status, .sequence = 999'999}));
+    channel.send(frame_of(other_magic));
+    channel.send(cut_short(frame_of({.kind = FrameKind::statuses}, to_bytes(std::vector<uint64_t>{7, 8, 9}))));
+    channel.send(cut_short(frame_of({.kind = FrameKind::output}, to_bytes(KernelOutput{Bytes(16, std::byte{'x'})}))));
+    channel.send(frame_of({.kind = FrameKind::status, .sequence = 999'999}));
     FrameHeader unknown = reply;
     unknown.sequence = 999'998;
     unknown.status = CL_INVALID_VALUE;
-    send(frame_of(unknown));
-    send(frame_of(reply, Bytes(3, std::byte{1})));
+    channel.send(frame_of(unknown));
+    channel.send(frame_of(reply, Bytes(3, std::byte{1})));
   }
 
-  const bool dies_at_goodbye_;
+  const Mode mode_;
   std::mutex mutex_;
   std::unique_ptr<transport::ControlChannel> channel_;
+  std::unique_ptr<transport::ControlChannel> stale_channel_;
+  uint32_t sessions_ = 0;
   int contexts_ = 0;
 };
+
+std::optional<Mode> mode_named(int argc, char** argv) {
+  if (argc == 2) return Mode::malformed;
+  if (argc != 3) return std::nullopt;
+  const std::string name = argv[2];
+  if (name == "dies-at-goodbye") return Mode::dies_at_goodbye;
+  if (name == "late-first-answer") return Mode::late_first_answer;
+  return std::nullopt;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2 && !(argc == 3 && std::string(argv[2]) == "dies-at-goodbye")) return 2;
+  const std::optional<Mode> mode = mode_named(argc, argv);
+  if (!mode) return 2;
   const Config config = Config::load();
   const auto proxies = transport::discover_proxies(config.cluster_dir);
   if (proxies.empty()) {
     std::puts("no proxy to copy the devices of");
     return 1;
   }
-  Rogue rogue(argc == 3);
+  Rogue rogue(*mode);
   transport::WatchdogServer watchdog;
   if (!watchdog.start(config.peer_timeout, [](uint32_t) {}, std::nullopt,
                       [&](const Bytes&, Bytes&& hello) { return rogue.start(std::move(hello)); }))

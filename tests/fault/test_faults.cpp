@@ -462,59 +462,87 @@ TEST_CASE("a Hello the proxy cannot serve without MPI gets its client an MPI tur
   CHECK(work_correctly());
 }
 
+// A rogue-proxy in `mode` (none: its malformed frames) publishing itself in a cluster directory of
+// its own, and fault-client "contexts" run against it with `settings` (VAR=value) in its environment.
+struct RogueCluster {
+  std::filesystem::path dir = made_directory();
+  FaultClient rogue;
+
+  explicit RogueCluster(const char* mode = nullptr) : rogue(dir.c_str(), ROGUE_PROXY_PATH, mode) {}
+  ~RogueCluster() {
+    if (rogue.pid > 0) rogue.kill();
+    std::filesystem::remove_all(dir);
+  }
+  static std::filesystem::path made_directory() {
+    const auto dir = std::filesystem::temp_directory_path() / ("hivecl-rogue-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    return dir;
+  }
+  std::pair<int, std::string> run_client(const std::vector<std::string>& settings = {}) const {
+    std::vector<std::string> command{"env", "HIVECL_CLUSTER_DIR=" + dir.string()};
+    command.insert(command.end(), settings.begin(), settings.end());
+    command.insert(command.end(), {"timeout", "60", FAULT_CLIENT_PATH, "contexts", "2>&1"});
+    return run_program(command);
+  }
+};
+
+size_t occurrences(const std::string& text, const std::string& of) {
+  size_t found = 0;
+  for (size_t at = 0; (at = text.find(of, at)) != std::string::npos; ++at) ++found;
+  return found;
+}
+
 // A proxy that answers with malformed frames (rogue-proxy, which says which): libhivecl drops
 // what does not decode or is about a request never made, fails the call whose reply does not
 // decode (CL_OUT_OF_RESOURCES) and the one
 // refused (CL_OUT_OF_HOST_MEMORY), and when a frame over its limit breaks the channel fails that
 // call (peer_lost_status) and every later one (CL_DEVICE_NOT_AVAILABLE): no crash, no hang.
 TEST_CASE("a client survives a proxy that answers with malformed frames", "[fault][isolation]") {
-  const auto dir = std::filesystem::temp_directory_path() / ("hivecl-rogue-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  {
-    FaultClient rogue(dir.c_str(), ROGUE_PROXY_PATH);
-    const auto [status, output] =
-        run_program({"env", "HIVECL_CLUSTER_DIR=" + dir.string(), "HIVECL_MAX_MESSAGE_BYTES=65536", "timeout", "60",
-                     FAULT_CLIENT_PATH, "contexts", "2>&1"});
-    INFO(output);
-    CHECK(status == 0);
-    CHECK(output.find("context 1: -5\n") != std::string::npos);
-    CHECK(output.find("context 2: -6\n") != std::string::npos);
-    CHECK(output.find("context 3: -5\n") != std::string::npos);
-    CHECK(output.find("context 4: -2\n") != std::string::npos);
-    const auto count = [&](const std::string& text) {
-      size_t found = 0;
-      for (size_t at = 0; (at = output.find(text, at)) != std::string::npos; ++at) ++found;
-      return found;
-    };
-    CHECK(count("dropped a malformed frame") == 4);  // no frame, another magic, statuses and output cut short
-    CHECK(count("about a request never made") == 2);  // a status and an error reply (kept, they would stay)
-  }
-  std::filesystem::remove_all(dir);
+  const RogueCluster cluster;
+  const auto [status, output] = cluster.run_client({"HIVECL_MAX_MESSAGE_BYTES=65536"});
+  INFO(output);
+  CHECK(status == 0);
+  CHECK(output.find("context 1: -5\n") != std::string::npos);
+  CHECK(output.find("context 2: -6\n") != std::string::npos);
+  CHECK(output.find("context 3: -5\n") != std::string::npos);
+  CHECK(output.find("context 4: -2\n") != std::string::npos);
+  CHECK(occurrences(output, "dropped a malformed frame") == 4);  // no frame, another magic, statuses and output cut short
+  CHECK(occurrences(output, "about a request never made") == 2);  // a status and an error reply (kept, they would stay)
 }
 
 // A proxy that dies while its client waits for Goodbye's reply (rogue-proxy dies-at-goodbye): the
 // application's exit ends all the same (libhivecl's wait for that reply is bounded).
 TEST_CASE("a client whose proxy dies while it leaves exits", "[fault][isolation]") {
-  const auto dir = std::filesystem::temp_directory_path() / ("hivecl-rogue-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  {
-    FaultClient rogue(dir.c_str(), ROGUE_PROXY_PATH, "dies-at-goodbye");
-    const auto [status, output] = run_program(
-        {"env", "HIVECL_CLUSTER_DIR=" + dir.string(), "timeout", "60", FAULT_CLIENT_PATH, "contexts", "2>&1"});
-    INFO(output);
-    CHECK(status == 0);
-    CHECK(output.find("context 4: -6\n") != std::string::npos);
-    // The rogue proxy got the Goodbye and died of it.
-    int rogue_status = 0;
-    pid_t ended = 0;
-    for (int i = 0; i < 100 && ended == 0; ++i) {
-      ended = ::waitpid(rogue.pid, &rogue_status, WNOHANG);
-      if (ended == 0) std::this_thread::sleep_for(100ms);
-    }
-    CHECK(ended == rogue.pid);
-    if (ended == rogue.pid) rogue.pid = -1;
+  RogueCluster cluster("dies-at-goodbye");
+  const auto [status, output] = cluster.run_client();
+  INFO(output);
+  CHECK(status == 0);
+  CHECK(output.find("context 4: -6\n") != std::string::npos);
+  // The rogue proxy got the Goodbye and died of it.
+  int rogue_status = 0;
+  pid_t ended = 0;
+  for (int i = 0; i < 100 && ended == 0; ++i) {
+    ended = ::waitpid(cluster.rogue.pid, &rogue_status, WNOHANG);
+    if (ended == 0) std::this_thread::sleep_for(100ms);
   }
-  std::filesystem::remove_all(dir);
+  CHECK(ended == cluster.rogue.pid);
+  if (ended == cluster.rogue.pid) cluster.rogue.pid = -1;
+}
+
+// A proxy that started a session for an admission but answered it only after its client had
+// given up waiting (rogue-proxy late-first-answer; that session keeps its channel and refuses
+// every context with CL_INVALID_VALUE): the client's next attempt offers a channel and a Hello
+// of its own, so that it takes the second session's reply and its requests reach that session
+// alone (CL_OUT_OF_HOST_MEMORY every time), not the first one's as well.
+TEST_CASE("a client that gave up an admission answered late works with its next attempt's session alone",
+          "[fault][isolation]") {
+  const RogueCluster cluster("late-first-answer");
+  const auto [status, output] = cluster.run_client({"HIVECL_CONNECT_TIMEOUT_MS=1000", "HIVECL_LOG=info"});
+  INFO(output);
+  CHECK(status == 0);
+  CHECK(occurrences(output, "did not answer within 1000 ms") == 1);
+  CHECK(output.find(", session 2 (without MPI)") != std::string::npos);
+  CHECK(occurrences(output, ": -6\n") == 4);
 }
 
 TEST_CASE("a client killed while holding objects has them all released", "[fault][client-death]") {
