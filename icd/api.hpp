@@ -159,6 +159,9 @@ inline constexpr cl_mem_flags host_access_flags = CL_MEM_HOST_WRITE_ONLY | CL_ME
 
 // Memory flags checked against the host pointer, as clCreateBuffer and clCreateImage must.
 void check_mem_flags(cl_mem_flags flags, const void* host_ptr);
+// The flags of an object made from another (a sub-buffer, an image from a buffer): what it asks
+// for, checked against the other's (CL_INVALID_VALUE), and what it inherits.
+cl_mem_flags derived_flags(cl_mem_flags parent, cl_mem_flags flags);
 // CL_INVALID_OPERATION when the host may not read (or write) the object.
 void check_host_access(const _cl_mem* mem, bool reads, bool writes);
 void check_map_flags(const _cl_mem* mem, cl_map_flags map_flags);

@@ -145,12 +145,13 @@ cl_mem create_image(cl_context context, const cl_mem_properties* properties, cl_
   const uint32_t element = format ? image_element_size(format->image_channel_order, format->image_channel_data_type) : 0;
   if (element == 0) throw ClError{CL_INVALID_IMAGE_FORMAT_DESCRIPTOR};
   const HostLayout layout = check_desc(context, desc, element, host_ptr);
+  if (desc->buffer) derived_flags(desc->buffer->flags, flags);  // what it asks must agree with the buffer's
   const Sizes size = extent(*desc);
   auto mem = std::make_unique<_cl_mem>();
   mem->connection = context->connection;
   mem->id = context->connection->new_id();
   mem->context = Ref<_cl_context>(context);
-  mem->flags = flags;
+  mem->flags = flags;  // as made: what it inherits from a buffer is not reported (check_host_access)
   mem->size = packed_bytes(element, size);
   if (flags & CL_MEM_USE_HOST_PTR) mem->host_ptr = host_ptr;
   if (properties) mem->properties = {0};

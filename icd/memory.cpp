@@ -37,8 +37,11 @@ void check_mem_flags(cl_mem_flags flags, const void* host_ptr) {
 }
 
 void check_host_access(const _cl_mem* mem, bool reads, bool writes) {
-  if ((reads && (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
-      (writes && (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
+  cl_mem_flags host_access = mem->flags & host_access_flags;
+  // An image made from a buffer that asks none has the buffer's (clCreateImage).
+  if (!host_access && mem->image_buffer) host_access = mem->image_buffer->flags & host_access_flags;
+  if ((reads && (host_access & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
+      (writes && (host_access & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
     throw ClError{CL_INVALID_OPERATION};
 }
 
@@ -70,6 +73,25 @@ cl_ulong max_alloc_size(const _cl_context* context) {
   for (cl_device_id device : context->devices)
     largest = std::max(largest, device_value<cl_ulong>(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE));
   return largest;
+}
+
+cl_mem_flags derived_flags(cl_mem_flags parent, cl_mem_flags flags) {
+  constexpr cl_mem_flags host_pointer_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+  const auto conflicts = [&](cl_mem_flags in_parent, cl_mem_flags refused) {
+    return (parent & in_parent) && (flags & refused);
+  };
+  if ((flags & ~(access_flags | host_access_flags)) || !at_most_one(flags, access_flags) ||
+      !at_most_one(flags, host_access_flags) ||
+      conflicts(CL_MEM_WRITE_ONLY, CL_MEM_READ_WRITE | CL_MEM_READ_ONLY) ||
+      conflicts(CL_MEM_READ_ONLY, CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY) ||
+      conflicts(CL_MEM_HOST_WRITE_ONLY, CL_MEM_HOST_READ_ONLY) ||
+      conflicts(CL_MEM_HOST_READ_ONLY, CL_MEM_HOST_WRITE_ONLY) ||
+      conflicts(CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY))
+    throw ClError{CL_INVALID_VALUE};
+  cl_mem_flags inherited = parent & host_pointer_flags;
+  if (!(flags & access_flags)) inherited |= parent & access_flags;
+  if (!(flags & host_access_flags)) inherited |= parent & host_access_flags;
+  return flags | inherited;
 }
 
 }  // namespace hivecl::icd
@@ -124,30 +146,10 @@ cl_mem create_buffer(cl_context context, const cl_mem_properties* properties, cl
   return publish(mem.release());
 }
 
-// The flags of a sub-buffer: what it asks for, checked against its parent's, and what it inherits.
-cl_mem_flags sub_buffer_flags(cl_mem_flags parent, cl_mem_flags flags) {
-  constexpr cl_mem_flags host_pointer_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
-  const auto conflicts = [&](cl_mem_flags in_parent, cl_mem_flags refused) {
-    return (parent & in_parent) && (flags & refused);
-  };
-  if ((flags & ~(access_flags | host_access_flags)) || !at_most_one(flags, access_flags) ||
-      !at_most_one(flags, host_access_flags) ||
-      conflicts(CL_MEM_WRITE_ONLY, CL_MEM_READ_WRITE | CL_MEM_READ_ONLY) ||
-      conflicts(CL_MEM_READ_ONLY, CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY) ||
-      conflicts(CL_MEM_HOST_WRITE_ONLY, CL_MEM_HOST_READ_ONLY) ||
-      conflicts(CL_MEM_HOST_READ_ONLY, CL_MEM_HOST_WRITE_ONLY) ||
-      conflicts(CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY))
-    throw ClError{CL_INVALID_VALUE};
-  cl_mem_flags inherited = parent & host_pointer_flags;
-  if (!(flags & access_flags)) inherited |= parent & access_flags;
-  if (!(flags & host_access_flags)) inherited |= parent & host_access_flags;
-  return flags | inherited;
-}
-
 cl_mem create_sub_buffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type type, const void* info) {
   _cl_mem* parent = checked(buffer);
   if (parent->parent) throw ClError{CL_INVALID_MEM_OBJECT};
-  const cl_mem_flags effective = sub_buffer_flags(parent->flags, flags);
+  const cl_mem_flags effective = derived_flags(parent->flags, flags);
   if (type != CL_BUFFER_CREATE_TYPE_REGION || !info) throw ClError{CL_INVALID_VALUE};
   cl_buffer_region region{};
   std::memcpy(&region, info, sizeof region);

@@ -216,6 +216,42 @@ DIFFERENTIAL_TEST(image_create_query, "clCreateImage creates every image type an
   probe.status("unknown image info", clGetImageInfo(legacy2d, 0x7FFF, sizeof width, &width, nullptr));
 }
 
+// An image made from a buffer takes the buffer's access, host access and host memory flags where
+// it asks none, and what it asks must agree with them (CL_INVALID_VALUE); clGetMemObjectInfo
+// reports the flags and host pointer it was made with. HiveCL's side alone: natively PoCL 3.1 and
+// NVIDIA both depart from that, differently (PoCL reports the inherited flags and the buffer's host
+// memory and accepts every conflict; NVIDIA reports CL_MEM_READ_WRITE and lets the host write an
+// image of a buffer it may only read), and with this case's native side the API suite's process
+// aborted in PoCL 3.1's clReleaseContext of a later case (docs/FINDINGS.md).
+HIVECL_TEST(image_from_buffer_flags, "an image made from a buffer inherits its flags", "[image]") {
+  const Setup setup = make_setup(probe);
+  Bytes host = sample(64 * pixel, 2);
+  Buffer buffer = make_buffer(setup.context, CL_MEM_READ_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_USE_HOST_PTR,
+                              host.size(), host.data());
+  cl_image_desc desc = desc_of(CL_MEM_OBJECT_IMAGE1D_BUFFER, 64);
+  desc.buffer = buffer;
+  Buffer image = make_image(setup.context, 0, desc);
+  CHECK(read_image(setup.queue, image, {0, 0, 0}, {64, 1, 1}) == host);
+  cl_mem_flags flags = 1;
+  REQUIRE(clGetMemObjectInfo(image, CL_MEM_FLAGS, sizeof flags, &flags, nullptr) == CL_SUCCESS);
+  CHECK(flags == 0);
+  void* host_ptr = &flags;
+  REQUIRE(clGetMemObjectInfo(image, CL_MEM_HOST_PTR, sizeof host_ptr, &host_ptr, nullptr) == CL_SUCCESS);
+  CHECK(host_ptr == nullptr);
+  const std::array<size_t, 3> origin{0, 0, 0}, region{4, 1, 1};
+  size_t row_pitch = 0;
+  cl_int status = CL_SUCCESS;
+  CHECK(clEnqueueMapImage(setup.queue, image, CL_TRUE, CL_MAP_WRITE, origin.data(), region.data(), &row_pitch,
+                          nullptr, 0, nullptr, nullptr, &status) == nullptr);
+  CHECK(status_name(status) == status_name(CL_INVALID_OPERATION));
+  for (const cl_mem_flags conflicting : {CL_MEM_READ_WRITE, CL_MEM_HOST_WRITE_ONLY, CL_MEM_USE_HOST_PTR}) {
+    Buffer refused(clCreateImage(setup.context, conflicting, &rgba8, &desc,
+                                 conflicting == CL_MEM_USE_HOST_PTR ? host.data() : nullptr, &status));
+    INFO("flags " << conflicting);
+    CHECK(status_name(status) == status_name(CL_INVALID_VALUE));
+  }
+}
+
 DIFFERENTIAL_TEST(image_create_errors, "clCreateImage rejects bad formats, descriptors and sizes", "[image]") {
   const Setup setup = make_setup(probe);
   Bytes host = sample(64 * 64 * pixel, 1);
