@@ -532,16 +532,17 @@ TEST_CASE("a client whose proxy dies while it leaves exits", "[fault][isolation]
 // A proxy that started a session for an admission but answered it only after its client had
 // given up waiting (rogue-proxy late-first-answer; that session keeps its channel and refuses
 // every context with CL_INVALID_VALUE): the client's next attempt offers a channel and a Hello
-// of its own, so that it takes the second session's reply and its requests reach that session
-// alone (CL_OUT_OF_HOST_MEMORY every time), not the first one's as well.
+// of its own, so that it takes a later session's reply (the second's, or under load a third's)
+// and its requests reach that session alone (CL_OUT_OF_HOST_MEMORY every time), not the first.
 TEST_CASE("a client that gave up an admission answered late works with its next attempt's session alone",
           "[fault][isolation]") {
   const RogueCluster cluster("late-first-answer");
   const auto [status, output] = cluster.run_client({"HIVECL_CONNECT_TIMEOUT_MS=1000", "HIVECL_LOG=info"});
   INFO(output);
   CHECK(status == 0);
-  CHECK(occurrences(output, "did not answer within 1000 ms") == 1);
-  CHECK(output.find(", session 2 (without MPI)") != std::string::npos);
+  CHECK(occurrences(output, "did not answer within 1000 ms") >= 1);
+  CHECK(occurrences(output, " (without MPI); ") == 1);
+  CHECK(output.find(", session 1 (without MPI)") == std::string::npos);
   CHECK(occurrences(output, ": -6\n") == 4);
 }
 
