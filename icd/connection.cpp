@@ -166,8 +166,8 @@ void Connection::connect() {
   // Offered to a proxy of this node with the watchdog's admission, the Hello lets it start the
   // session at once, without MPI (transport/watchdog.hpp); its probe is the challenge's nonce.
   transport::WatchdogConnection::HelloFor hello_for;
+  bool offered = false;  // a Hello went with an earlier attempt (here: hello_for outlives the block below)
   if (offer.channel) {
-    bool offered = false;
     hello_for = [&](const Bytes& nonce) {
       // An attempt given up (unanswered in time) may yet have started a session on the channel
       // it offered, whose reply would bear this Hello's sequence: each attempt offers its own.
