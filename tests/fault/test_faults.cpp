@@ -43,12 +43,14 @@ std::string proxy_log() {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-size_t count_in_proxy_log(const std::string& text) {
-  const std::string log = proxy_log();
-  size_t count = 0;
-  for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++count;
-  return count;
+// How many times `of` occurs in `text`, overlapping ones too.
+size_t occurrences(const std::string& text, const std::string& of) {
+  size_t found = 0;
+  for (size_t at = 0; (at = text.find(of, at)) != std::string::npos; ++at) ++found;
+  return found;
 }
+
+size_t count_in_proxy_log(const std::string& text) { return occurrences(proxy_log(), text); }
 
 // The lines of the proxy of process `pid` that hold `text` (several proxies share the log
 // after a replacement).
@@ -485,12 +487,6 @@ struct RogueCluster {
     return run_program(command);
   }
 };
-
-size_t occurrences(const std::string& text, const std::string& of) {
-  size_t found = 0;
-  for (size_t at = 0; (at = text.find(of, at)) != std::string::npos; ++at) ++found;
-  return found;
-}
 
 // A proxy that answers with malformed frames (rogue-proxy, which says which): libhivecl drops
 // what does not decode or is about a request never made, fails the call whose reply does not
