@@ -73,13 +73,14 @@ int main(int argc, char** argv) {
     run_example(directory, command, bench.hivecl.name);
     std::array<std::vector<Times>, 2> runs;
     for (size_t round = 0; round < bench.rounds(); ++round)
-      for (int side = 0; side < 2; ++side)
-        runs[side].push_back(run_example(directory, command, side == 0 ? bench.native.name : bench.hivecl.name));
+      in_turn(
+          round, [&] { runs[0].push_back(run_example(directory, command, bench.native.name)); },
+          [&] { runs[1].push_back(run_example(directory, command, bench.hivecl.name)); });
     auto row = [&](const char* what, double (*pick)(const Times&)) {
       std::array<std::vector<double>, 2> values;
       for (int side = 0; side < 2; ++side)
         for (const Times& times : runs[side]) values[side].push_back(pick(times));
-      bench.report(command + ": " + what, "ms", 0, summarize(values[0]), summarize(values[1]));
+      bench.report(command + ": " + what, "ms", 0, values[0], values[1]);
     };
     row("transfer+kernel (host)", [](const Times& t) { return t.transfer + t.kernel; });
     row("transfer (host)", [](const Times& t) { return t.transfer; });

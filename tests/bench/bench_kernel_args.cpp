@@ -124,8 +124,10 @@ int main() {
   std::vector<double> native_set, hivecl_set, native_launch, hivecl_launch;
   cl_ulong set_messages = 0, launch_messages = 0;
   for (size_t r = 0; r < bench.rounds(); ++r) {
-    const Round n = run_round(bench.native, native, steps, false);
-    const Round h = run_round(bench.hivecl, hivecl, steps, true);
+    Round n, h;
+    in_turn(
+        r, [&] { n = run_round(bench.native, native, steps, false); },
+        [&] { h = run_round(bench.hivecl, hivecl, steps, true); });
     native_set.push_back(n.set_us);
     native_launch.push_back(n.launch_us);
     hivecl_set.push_back(h.set_us);
@@ -133,8 +135,8 @@ int main() {
     set_messages += h.set_messages;
     launch_messages += h.launch_messages;
   }
-  bench.report("clSetKernelArg (7 of 8 unchanged)", "us", 0, summarize(native_set), summarize(hivecl_set));
-  bench.report("clEnqueueNDRangeKernel", "us", 0, summarize(native_launch), summarize(hivecl_launch));
+  bench.report("clSetKernelArg (7 of 8 unchanged)", "us", 0, native_set, hivecl_set);
+  bench.report("clEnqueueNDRangeKernel", "us", 0, native_launch, hivecl_launch);
   const double total = static_cast<double>(steps) * static_cast<double>(bench.rounds());
   std::printf("HiveCL messages: %.3f per clSetKernelArg, %.3f per launch (%d launches per side)\n",
               static_cast<double>(set_messages) / (total * 8), static_cast<double>(launch_messages) / total,

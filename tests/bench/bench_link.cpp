@@ -129,17 +129,15 @@ class Peer {
   MPI_Comm link_ = MPI_COMM_NULL;
 };
 
-// Runs `raw` and `hivecl` alternately for the harness's rounds and reports the row.
+// Runs `raw` and `hivecl` in turn (in_turn) for the harness's rounds and reports the row.
 void compare(SideBySide& bench, const std::string& name, const char* unit, uint64_t bytes,
              const std::function<double()>& raw, const std::function<double()>& hivecl) {
   raw();
   hivecl();
-  std::vector<double> raw_values, hivecl_values;
-  for (size_t round = 0; round < bench.rounds(); ++round) {
-    raw_values.push_back(raw());
-    hivecl_values.push_back(hivecl());
-  }
-  bench.report(name, unit, bytes, summarize(raw_values), summarize(hivecl_values));
+  std::vector<double> raw_values(bench.rounds()), hivecl_values(bench.rounds());
+  for (size_t round = 0; round < bench.rounds(); ++round)
+    in_turn(round, [&] { raw_values[round] = raw(); }, [&] { hivecl_values[round] = hivecl(); });
+  bench.report(name, unit, bytes, raw_values, hivecl_values);
 }
 
 // One context over HiveCL's first two devices (two proxies), a queue on each.

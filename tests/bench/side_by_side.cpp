@@ -108,6 +108,16 @@ Summary summarize(std::vector<double> values) {
   return {values[values.size() / 2], values.front(), values.back()};
 }
 
+void in_turn(size_t round, const std::function<void()>& native_step, const std::function<void()>& hivecl_step) {
+  if (round % 2 == 0) {
+    native_step();
+    hivecl_step();
+  } else {
+    hivecl_step();
+    native_step();
+  }
+}
+
 SideBySide::SideBySide(std::string benchmark, cl_command_queue_properties queue_properties)
     : native(open_side(native_platform_name(), queue_properties)),
       hivecl(open_side("HiveCL", queue_properties)),
@@ -115,16 +125,16 @@ SideBySide::SideBySide(std::string benchmark, cl_command_queue_properties queue_
       rounds_(std::max<size_t>(1, env_size("HIVECL_BENCH_ROUNDS", 7))) {
   char device[256] = {};
   clGetDeviceInfo(native.device, CL_DEVICE_NAME, sizeof device, device, nullptr);
-  std::printf("%s — device: %s; native platform: %s; %zu rounds, native and HiveCL alternating\n",
+  std::printf("%s — device: %s; native platform: %s; %zu rounds of native and HiveCL, either first in turn\n",
               benchmark_.c_str(), device, native.name.c_str(), rounds_);
-  std::printf("%-34s %-6s %26s %26s %8s\n", "case", "unit", "native median [min-max]", "HiveCL median [min-max]",
-              "ratio");
+  std::printf("%-34s %-6s %26s %26s %8s %22s\n", "case", "unit", "native median [min-max]", "HiveCL median [min-max]",
+              "ratio", "paired [min-max]");
   if (const char* path = std::getenv("HIVECL_BENCH_CSV")) {
     const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
     csv_.open(path, std::ios::app);
     if (fresh)
       csv_ << "benchmark,case,bytes,unit,native_median,native_min,native_max,hivecl_median,hivecl_min,hivecl_max,"
-              "ratio\n";
+              "ratio,paired_ratio,paired_min,paired_max\n";
   }
 }
 
@@ -132,24 +142,30 @@ void SideBySide::compare(const std::string& case_name, const std::string& unit, 
                          const std::function<double(Side&)>& measure) {
   measure(native);  // warm-up, not counted
   measure(hivecl);
-  std::vector<double> native_values, hivecl_values;
-  for (size_t round = 0; round < rounds_; ++round) {
-    native_values.push_back(measure(native));
-    hivecl_values.push_back(measure(hivecl));
-  }
-  report(case_name, unit, bytes, summarize(native_values), summarize(hivecl_values));
+  std::vector<double> native_values(rounds_), hivecl_values(rounds_);
+  for (size_t round = 0; round < rounds_; ++round)
+    in_turn(round, [&] { native_values[round] = measure(native); }, [&] { hivecl_values[round] = measure(hivecl); });
+  report(case_name, unit, bytes, native_values, hivecl_values);
 }
 
-void SideBySide::report(const std::string& case_name, const std::string& unit, uint64_t bytes, const Summary& n,
-                        const Summary& h) {
+void SideBySide::report(const std::string& case_name, const std::string& unit, uint64_t bytes,
+                        const std::vector<double>& native_values, const std::vector<double>& hivecl_values) {
+  const Summary n = summarize(native_values);
+  const Summary h = summarize(hivecl_values);
   // For a latency: how many times slower HiveCL is; for a rate: the fraction of native it reaches.
   const double ratio = h.median / n.median;
-  std::printf("%-34s %-6s %10.2f [%6.2f-%6.2f] %10.2f [%6.2f-%6.2f] %8.2f\n", case_name.c_str(), unit.c_str(),
-              n.median, n.low, n.high, h.median, h.low, h.high, ratio);
+  std::vector<double> round_ratios;
+  for (size_t round = 0; round < std::min(native_values.size(), hivecl_values.size()); ++round)
+    round_ratios.push_back(hivecl_values[round] / native_values[round]);
+  const Summary paired = summarize(round_ratios);
+  std::printf("%-34s %-6s %10.2f [%6.2f-%6.2f] %10.2f [%6.2f-%6.2f] %8.2f %8.2f [%5.2f-%5.2f]\n", case_name.c_str(),
+              unit.c_str(), n.median, n.low, n.high, h.median, h.low, h.high, ratio, paired.median, paired.low,
+              paired.high);
   std::fflush(stdout);
   if (csv_)
     csv_ << benchmark_ << ",\"" << case_name << "\"," << bytes << ',' << unit << ',' << n.median << ',' << n.low << ','
-         << n.high << ',' << h.median << ',' << h.low << ',' << h.high << ',' << ratio << '\n';
+         << n.high << ',' << h.median << ',' << h.low << ',' << h.high << ',' << ratio << ',' << paired.median << ','
+         << paired.low << ',' << paired.high << '\n';
 }
 
 }  // namespace hivecl::bench

@@ -7,7 +7,8 @@
 //   HIVECL_TEST_NATIVE_PLATFORM  the native platform's name (default PoCL's)
 //   HIVECL_BENCH_ROUNDS          measured rounds per case (default 7)
 //   HIVECL_BENCH_CSV             CSV file to append to: benchmark,case,bytes,unit,
-//                                native_median,native_min,native_max,hivecl_median,hivecl_min,hivecl_max,ratio
+//                                native_median,native_min,native_max,hivecl_median,hivecl_min,hivecl_max,ratio,
+//                                paired_ratio,paired_min,paired_max
 #pragma once
 
 #include <CL/cl.h>
@@ -55,6 +56,10 @@ struct Summary {
 };
 Summary summarize(std::vector<double> values);
 
+// Runs one round's two steps: native first in even rounds, HiveCL first in odd ones, so that
+// what the first of a round leaves the second (caches, clocks) falls on both sides alike.
+void in_turn(size_t round, const std::function<void()>& native_step, const std::function<void()>& hivecl_step);
+
 // The native and HiveCL sides of one benchmark, and its report.
 class SideBySide {
  public:
@@ -63,12 +68,14 @@ class SideBySide {
   Side hivecl;
 
   // Runs `measure` (returns one value per round: a latency in µs or a rate) once on each side
-  // as a warm-up, then `rounds` times alternating, and reports the row.
+  // as a warm-up, then for `rounds` rounds on both sides (in_turn), and reports the row.
   void compare(const std::string& case_name, const std::string& unit, uint64_t bytes,
                const std::function<double(Side&)>& measure);
-  // Reports a row measured by the caller.
-  void report(const std::string& case_name, const std::string& unit, uint64_t bytes, const Summary& native_summary,
-              const Summary& hivecl_summary);
+  // Reports a row measured by the caller: one value per round and side. Besides each side's
+  // median and their ratio, the median of the rounds' own ratios (paired), which leaves out a
+  // drift of the machine that the two sides of one round share.
+  void report(const std::string& case_name, const std::string& unit, uint64_t bytes,
+              const std::vector<double>& native_values, const std::vector<double>& hivecl_values);
   size_t rounds() const { return rounds_; }
 
  private:
