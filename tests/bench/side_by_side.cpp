@@ -30,6 +30,11 @@ std::string native_platform_name() {
 
 namespace {
 
+std::string compared_platform_name() {
+  const char* name = std::getenv("HIVECL_BENCH_COMPARED");
+  return name ? name : "HiveCL";
+}
+
 cl_platform_id find_platform(const std::string& platform_name) {
   cl_platform_id platform = test::platform_named(platform_name);
   if (!platform) die("finding platform '" + platform_name + "'", CL_INVALID_PLATFORM);
@@ -120,13 +125,14 @@ void in_turn(size_t round, const std::function<void()>& native_step, const std::
 
 SideBySide::SideBySide(std::string benchmark, cl_command_queue_properties queue_properties)
     : native(open_side(native_platform_name(), queue_properties)),
-      hivecl(open_side("HiveCL", queue_properties)),
+      hivecl(open_side(compared_platform_name(), queue_properties)),
       benchmark_(std::move(benchmark)),
       rounds_(std::max<size_t>(1, env_size("HIVECL_BENCH_ROUNDS", 7))) {
   char device[256] = {};
   clGetDeviceInfo(native.device, CL_DEVICE_NAME, sizeof device, device, nullptr);
   std::printf("%s — device: %s; native platform: %s; %zu rounds of native and HiveCL, either first in turn\n",
               benchmark_.c_str(), device, native.name.c_str(), rounds_);
+  if (hivecl.name != "HiveCL") std::printf("the HiveCL column: platform %s\n", hivecl.name.c_str());
   std::printf("%-34s %-6s %26s %26s %8s %22s\n", "case", "unit", "native median [min-max]", "HiveCL median [min-max]",
               "ratio", "paired [min-max]");
   if (const char* path = std::getenv("HIVECL_BENCH_CSV")) {

@@ -6,6 +6,10 @@
 // Environment:
 //   HIVECL_TEST_NATIVE_PLATFORM  the native platform's name (default PoCL's)
 //   HIVECL_BENCH_ROUNDS          measured rounds per case (default 7)
+//   HIVECL_BENCH_COMPARED        the platform measured against the native one (default HiveCL);
+//                                the native platform's own name gives an A/A run (a second
+//                                context of the same runtime), which shows the benchmark's own
+//                                spread between two sides that do the same
 //   HIVECL_BENCH_CSV             CSV file to append to: benchmark,case,bytes,unit,
 //                                native_median,native_min,native_max,hivecl_median,hivecl_min,hivecl_max,ratio,
 //                                paired_ratio,paired_min,paired_max
