@@ -3,8 +3,9 @@
 # the node's NVIDIA GPU inside the application (local_devices = in-process, no cluster, no MPI)
 # against native NVIDIA OpenCL, side by side in each run: per-call overhead (bench-calls:
 # clSetKernelArg, a launch with unchanged arguments, clGetEventInfo, ...), VOCL's window
-# bandwidth test with ordinary and page-locked memory (bench-transfers, 64 KiB .. 1 GiB) and
-# the examples (bench-examples). CSV, logs and a summary go to OUTPUT_DIR; about 6 minutes.
+# bandwidth test with ordinary and page-locked memory (bench-transfers, 64 KiB .. 1 GiB; again
+# with NVIDIA on both sides, the benchmark's own spread) and the examples (bench-examples).
+# CSV, logs and a summary go to OUTPUT_DIR; about 7 minutes.
 #   tests/gpu/bench-local.sh OUTPUT_DIR
 set -u
 out=$(mkdir -p "${1:?output directory}" && cd "$1" && pwd)
@@ -33,6 +34,9 @@ run() {
 
 run calls 120 env HIVECL_BENCH_MAX_BYTES=$((256 << 20)) build-gpu/tests/bench-calls
 run transfers 200 env HIVECL_BENCH_MAX_BYTES=$((1 << 30)) build-gpu/tests/bench-transfers
+# The same against a second context of NVIDIA's own (A/A): the spread a ratio of the run above
+# must be read against (ordinary memory's windows scatter by tens of percent there).
+run transfers-aa 200 env HIVECL_BENCH_MAX_BYTES=$((1 << 30)) HIVECL_BENCH_COMPARED="NVIDIA CUDA" build-gpu/tests/bench-transfers
 run examples 300 build-gpu/tests/bench-examples build-gpu/examples sgemm nbody transpose smith_waterman
 cat "$summary"
 tar czf "$out.tgz" -C "$out" . && mv "$out.tgz" "$out/all-results.tgz"
