@@ -413,8 +413,28 @@ void execute(Call& call, const WriteBuffer::Request& request, Replier later) {
   }
 }
 
+namespace {
+
+// In-process, an SVM allocation's own buffer is mapped only by clEnqueueSVMMap (icd/svm.cpp), and
+// is mapped as SVM: NVIDIA maps SVM about 4 µs faster than any buffer, whatever its size
+// (docs/PERFORMANCE.md). Its unmap is then the SVM's too (UnmapMemObject).
+void map_svm(Call& call, const MapBuffer::Request& request, const Transfer& map, std::byte* base, Replier later) {
+  map_natively<MapBuffer>(call,
+                          [start = base + request.offset, flags = request.flags, size = request.size](
+                              cl_command_queue queue, cl_bool blocking, cl_uint wait_count, const cl_event* wait_list,
+                              cl_event* event, cl_int* status) -> MapBuffer::Reply {
+                            *status = clEnqueueSVMMap(queue, blocking, flags, start, size, wait_count, wait_list, event);
+                            return {.address = *status == CL_SUCCESS ? reinterpret_cast<uint64_t>(start) : 0};
+                          },
+                          map.enqueue, request.tail.event, request.blocking, later);
+}
+
+}  // namespace
+
 void execute(Call& call, const MapBuffer::Request& request, Replier later) {
   const Transfer map = prepare_transfer(call, request);
+  if (const Session::SvmAllocation* svm = call.session.svm_allocation(map.mem))
+    return map_svm(call, request, map, svm->base, later);
   map_natively<MapBuffer>(call,
                           [mem = map.mem, flags = request.flags, offset = request.offset, size = request.size](
                               cl_command_queue queue, cl_bool blocking, cl_uint wait_count, const cl_event* wait_list,
@@ -431,9 +451,13 @@ UnmapMemObject::Reply execute(Call& call, const UnmapMemObject::Request& request
   if (!in_process(call.session)) throw ClError{CL_INVALID_VALUE};
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_mem mem = call.session.get<cl_mem>(request.mem);
+  void* const address = reinterpret_cast<void*>(request.address);
   cl_event event = nullptr;
-  check(clEnqueueUnmapMemObject(enqueue.queue, mem, reinterpret_cast<void*>(request.address), enqueue.wait_count(),
-                                enqueue.wait_list(), event_wanted(request.tail.event, event)));
+  check(call.session.svm_allocation(mem)
+            ? clEnqueueSVMUnmap(enqueue.queue, address, enqueue.wait_count(), enqueue.wait_list(),
+                                event_wanted(request.tail.event, event))
+            : clEnqueueUnmapMemObject(enqueue.queue, mem, address, enqueue.wait_count(), enqueue.wait_list(),
+                                      event_wanted(request.tail.event, event)));
   keep_event(call, request.tail.event, event);
   return {};
 }

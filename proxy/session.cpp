@@ -272,11 +272,15 @@ void Session::release_native_object(ObjectKind kind, void* native) {
 
 void Session::note_svm(cl_mem buffer, SvmAllocation allocation) { svm_allocations_.emplace(buffer, allocation); }
 
-void* Session::svm_address(const SvmAddress& address, cl_int invalid) const {
-  const auto buffer = static_cast<cl_mem>(objects_.find(address.allocation, ObjectKind::mem));
+const Session::SvmAllocation* Session::svm_allocation(cl_mem buffer) const {
   const auto svm = svm_allocations_.find(buffer);
-  if (svm == svm_allocations_.end() || address.offset > svm->second.size) throw ClError{invalid};
-  return svm->second.base + address.offset;
+  return svm == svm_allocations_.end() ? nullptr : &svm->second;
+}
+
+void* Session::svm_address(const SvmAddress& address, cl_int invalid) const {
+  const SvmAllocation* svm = svm_allocation(static_cast<cl_mem>(objects_.find(address.allocation, ObjectKind::mem)));
+  if (!svm || address.offset > svm->size) throw ClError{invalid};
+  return svm->base + address.offset;
 }
 
 uint64_t Session::max_bulk_bytes() const {

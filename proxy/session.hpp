@@ -169,6 +169,8 @@ class Session {
     uint64_t size = 0;
   };
   void note_svm(cl_mem buffer, SvmAllocation allocation);
+  // The SVM allocation under `buffer`, if it is one's buffer; null if not.
+  const SvmAllocation* svm_allocation(cl_mem buffer) const;
   // The address `address.offset` bytes into the SVM allocation whose buffer is
   // `address.allocation` (its end included); ClError(invalid) unless it is one and the offset is in it.
   void* svm_address(const protocol::SvmAddress& address, cl_int invalid) const;
