@@ -4,7 +4,8 @@
 // Through a proxy the application sees the allocation at the address the proxy's runtime gave
 // it: memory of HiveCL's own mapped at that address here (the mirror), filled at a map and written
 // back at an unmap, as coarse-grained sharing lets an implementation do, so that a pointer stored
-// in SVM means the same on the host and on the device. In-process the memory is the runtime's own.
+// in SVM means the same on the host and on the device. In-process the memory is the runtime's own,
+// and a mapping of it the runtime's SVM map (proxy/memory.cpp).
 #include <CL/cl.h>
 #include <sys/mman.h>
 #include <unistd.h>

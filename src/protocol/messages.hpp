@@ -1018,7 +1018,8 @@ struct UnmapMemObject {
 // --- shared virtual memory -----------------------------------------------------------
 // An SVM allocation is the native runtime's clSVMAlloc on the proxy, with a native buffer over
 // it (CL_MEM_USE_HOST_PTR on that memory, object `id`) through which HiveCL's transfers, copies,
-// fills and mappings reach it as a buffer's; its release frees both. The client sees the
+// fills and mappings reach it as a buffer's (in-process a mapping of it is the runtime's SVM
+// map: proxy/memory.cpp); its release frees both. The client sees the
 // allocation at the address the proxy's runtime chose (README: "Shared virtual memory"), and names
 // an address in it as its buffer and an offset, which the proxy checks against the allocation.
 struct SvmAlloc {
