@@ -35,6 +35,16 @@ std::string compared_platform_name() {
   return name ? name : "HiveCL";
 }
 
+// A row's median and range.
+struct Summary {
+  double median = 0, low = 0, high = 0;
+};
+
+Summary summarize(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return {values[values.size() / 2], values.front(), values.back()};
+}
+
 cl_platform_id find_platform(const std::string& platform_name) {
   cl_platform_id platform = test::platform_named(platform_name);
   if (!platform) die("finding platform '" + platform_name + "'", CL_INVALID_PLATFORM);
@@ -106,11 +116,6 @@ std::string size_label(uint64_t bytes) {
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-Summary summarize(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return {values[values.size() / 2], values.front(), values.back()};
 }
 
 void in_turn(size_t round, const std::function<void()>& native_step, const std::function<void()>& hivecl_step) {

@@ -55,11 +55,6 @@ double launch_seconds(const Side& side, cl_kernel kernel, size_t global_size, in
 // "4 KiB", "16 MiB".
 std::string size_label(uint64_t bytes);
 
-struct Summary {
-  double median = 0, low = 0, high = 0;
-};
-Summary summarize(std::vector<double> values);
-
 // Runs one round's two steps: native first in even rounds, HiveCL first in odd ones, so that
 // what the first of a round leaves the second (caches, clocks) falls on both sides alike.
 void in_turn(size_t round, const std::function<void()>& native_step, const std::function<void()>& hivecl_step);
