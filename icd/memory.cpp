@@ -58,6 +58,7 @@ uint64_t host_address(const Connection* connection, const void* pointer) {
 }
 
 NamedHostMemory name_host_memory(const Connection* connection, const void* pointer, size_t size) {
+  if (connection->in_process()) return {.address = host_address(connection, pointer)};  // no segment to look up
   const SharedRange shared = shared_range(connection, pointer, size);
   return {.shared = shared, .address = shared.segment ? 0 : host_address(connection, pointer)};
 }
