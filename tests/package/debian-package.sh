@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The Debian packages from a fresh machine's point of view (CI, as root): builds them with
-# dpkg-buildpackage (checks off: the suite ran already), runs lintian (errors fail), installs
-# them with apt-get (which pulls their run-time dependencies), starts a local cluster with
-# the installed launcher, runs clinfo and examples/vecadd through the installed ICD, shows
-# the cluster's status, stops it, purges the packages and checks that none of their files is
-# left behind. Needs root; changes the system (installs and removes the packages).
+# dpkg-buildpackage (checks off: the suite ran already; unoptimised: this checks the packaging,
+# and the test command built the same code at -O2; 2 cores: the step took 249 s against 352 s
+# at -O2), runs lintian (errors fail), installs them with apt-get (which pulls their run-time
+# dependencies), starts a local cluster with the installed launcher, runs clinfo and
+# examples/vecadd through the installed ICD, shows the cluster's status, stops it, purges the
+# packages and checks that none of their files is left behind. Needs root; changes the system (installs and removes the packages).
 #   tests/package/debian-package.sh BUILD_DIR     (BUILD_DIR: a build with examples/vecadd)
 set -euo pipefail
 build=$(cd "${1:?build directory with examples/vecadd}" && pwd)
@@ -21,11 +22,11 @@ cleanup() {
 trap cleanup EXIT
 step() { echo; echo "== $*"; }
 
-step "build the packages (dpkg-buildpackage, DEB_BUILD_OPTIONS=nocheck)"
+step "build the packages (dpkg-buildpackage, DEB_BUILD_OPTIONS=\"nocheck noopt\")"
 # A copy of the sources without build trees: dpkg-buildpackage writes its results next to it.
 mkdir "$work/src"
 tar -C "$source" --exclude='./build*' --exclude=./.git --exclude='./obj-*' -cf - . | tar -C "$work/src" -xf -
-(cd "$work/src" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
+(cd "$work/src" && DEB_BUILD_OPTIONS="nocheck noopt" dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
   { tail -n 40 "$work/build.log"; exit 1; }
 ls "$work"/*.deb
 
