@@ -5,7 +5,8 @@
 # at -O2), runs lintian (errors fail), installs them with apt-get (which pulls their run-time
 # dependencies), starts a local cluster with the installed launcher, runs clinfo and
 # examples/vecadd through the installed ICD, shows the cluster's status, stops it, purges the
-# packages and checks that none of their files is left behind. Needs root; changes the system (installs and removes the packages).
+# packages and checks that none of their files is left behind. Needs root; changes the system
+# (installs and removes the packages).
 #   tests/package/debian-package.sh BUILD_DIR     (BUILD_DIR: a build with examples/vecadd)
 set -euo pipefail
 build=$(cd "${1:?build directory with examples/vecadd}" && pwd)
@@ -22,11 +23,12 @@ cleanup() {
 trap cleanup EXIT
 step() { echo; echo "== $*"; }
 
-step "build the packages (dpkg-buildpackage, DEB_BUILD_OPTIONS=\"nocheck noopt\")"
+build_options="nocheck noopt"
+step "build the packages (dpkg-buildpackage, DEB_BUILD_OPTIONS=\"$build_options\")"
 # A copy of the sources without build trees: dpkg-buildpackage writes its results next to it.
 mkdir "$work/src"
 tar -C "$source" --exclude='./build*' --exclude=./.git --exclude='./obj-*' -cf - . | tar -C "$work/src" -xf -
-(cd "$work/src" && DEB_BUILD_OPTIONS="nocheck noopt" dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
+(cd "$work/src" && DEB_BUILD_OPTIONS="$build_options" dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
   { tail -n 40 "$work/build.log"; exit 1; }
 ls "$work"/*.deb
 
