@@ -59,7 +59,7 @@ EnqueueMarker::Reply execute(Call& call, const EnqueueMarker::Request& request) 
 
 // Answered when every event has completed; their queues are flushed first, as
 // clWaitForEvents does, so that the commands are sure to run.
-void execute(Call& call, const WaitForEvents::Request& request, Replier later) {
+void execute(Call& call, const WaitForEvents::Request& request, const Replier& later) {
   const auto events = call.session.events(request.events, CL_INVALID_EVENT);
   if (events.empty()) throw ClError{CL_INVALID_VALUE};
   for (cl_event event : events) {
@@ -113,7 +113,7 @@ SetUserEventStatus::Reply execute(Call& call, const SetUserEventStatus::Request&
   return {};
 }
 
-void execute(Call& call, const WatchEvent::Request& request, Replier later) {
+void execute(Call& call, const WatchEvent::Request& request, const Replier& later) {
   const cl_event event = call.session.get<cl_event>(request.event);
   if (request.status != CL_SUBMITTED && request.status != CL_RUNNING && request.status != CL_COMPLETE)
     throw ClError{CL_INVALID_VALUE};

@@ -267,7 +267,7 @@ CreateImage::Reply execute(Call& call, const CreateImage::Request& request) {
 // client once filled; over MPI it fills memory of the read's own, which goes once the read has
 // completed. The reply comes once the read is enqueued, the status after the data. In-process
 // the native runtime writes the application's memory itself, with its pitches.
-void execute(Call& call, const ReadImage::Request& request, Replier later) {
+void execute(Call& call, const ReadImage::Request& request, const Replier& later) {
   Session& session = call.session;
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_mem image = image_of(session, request.image);
@@ -300,7 +300,7 @@ void execute(Call& call, const ReadImage::Request& request, Replier later) {
   keep_event(call, request.tail.event, event);
 }
 
-void execute(Call& call, const WriteImage::Request& request, Replier later) {
+void execute(Call& call, const WriteImage::Request& request, const Replier& later) {
   Session& session = call.session;
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_mem image = image_of(session, request.image);
@@ -338,7 +338,7 @@ void execute(Call& call, const WriteImage::Request& request, Replier later) {
   later.reply<WriteImage>(CL_SUCCESS);
 }
 
-void execute(Call& call, const MapImage::Request& request, Replier later) {
+void execute(Call& call, const MapImage::Request& request, const Replier& later) {
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_mem image = image_of(call.session, request.image);
   map_natively<MapImage>(call,

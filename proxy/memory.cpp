@@ -205,7 +205,7 @@ void confirm(const ReadBuffer::Request& request, const Replier& later) {
 // device's end of every chunk: protocol::answered_after_end). The reply comes once the first
 // chunk is enqueued: the client then expects the data, and on the MPI path a read larger than
 // the ring waits for the client to take chunks.
-void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) {
+void read_buffer(Call& call, const ReadBuffer::Request& request, const Replier& later) {
   Session& session = call.session;
   const auto [enqueue, mem] = prepare_transfer(call, request);
   check_data_path(session, request.host_address);
@@ -248,7 +248,7 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, Replier later) 
 // the client did not wait for, from a shared segment, is not answered unless it fails: the
 // device reads the application's memory itself, as natively, and reports nothing
 // (transfer_unwatched).
-void write_buffer(Call& call, const WriteBuffer::Request& request, Replier later) {
+void write_buffer(Call& call, const WriteBuffer::Request& request, const Replier& later) {
   const auto [enqueue, mem] = prepare_transfer(call, request);
   check_data_path(call.session, request.host_address);
   call.session.statistics().count_to_proxy(request.size);
@@ -390,7 +390,7 @@ SvmAlloc::Reply execute(Call& call, const SvmAlloc::Request& request) {
   return {.address = reinterpret_cast<uint64_t>(base)};
 }
 
-void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
+void execute(Call& call, const ReadBuffer::Request& request, const Replier& later) {
   try {
     read_buffer(call, request, later);
   } catch (const ClError& error) {
@@ -403,7 +403,7 @@ void execute(Call& call, const ReadBuffer::Request& request, Replier later) {
   }
 }
 
-void execute(Call& call, const WriteBuffer::Request& request, Replier later) {
+void execute(Call& call, const WriteBuffer::Request& request, const Replier& later) {
   try {
     write_buffer(call, request, later);
   } catch (const ClError& error) {
@@ -418,7 +418,7 @@ namespace {
 // In-process, an SVM allocation's own buffer is mapped only by clEnqueueSVMMap (icd/svm.cpp), and
 // is mapped as SVM: NVIDIA maps SVM about 4 µs faster than any buffer, whatever its size
 // (docs/PERFORMANCE.md). Its unmap is then the SVM's too (UnmapMemObject).
-void map_svm(Call& call, const MapBuffer::Request& request, const Transfer& map, std::byte* base, Replier later) {
+void map_svm(Call& call, const MapBuffer::Request& request, const Transfer& map, std::byte* base, const Replier& later) {
   map_natively<MapBuffer>(call,
                           [start = base + request.offset, flags = request.flags, size = request.size](
                               cl_command_queue queue, cl_bool blocking, cl_uint wait_count, const cl_event* wait_list,
@@ -431,7 +431,7 @@ void map_svm(Call& call, const MapBuffer::Request& request, const Transfer& map,
 
 }  // namespace
 
-void execute(Call& call, const MapBuffer::Request& request, Replier later) {
+void execute(Call& call, const MapBuffer::Request& request, const Replier& later) {
   const Transfer map = prepare_transfer(call, request);
   if (const Session::SvmAllocation* svm = call.session.svm_allocation(map.mem))
     return map_svm(call, request, map, svm->base, later);
@@ -614,7 +614,7 @@ cl_event rect_with_segment(Call& call, Native native, const RectCommand& command
 // a box of whole slices, rows or a part of a row). Over MPI it arrives whole into host memory of
 // its own, which the native command reads with the packed pitches; it is freed when the command
 // completes. In-process the native runtime reads the application's memory itself.
-void execute(Call& call, const WriteBufferRect::Request& request, Replier later) {
+void execute(Call& call, const WriteBufferRect::Request& request, const Replier& later) {
   const RectCommand command = prepare_rect(call, request);
   if (in_process(call.session) && request.in_place.used) {
     call.bulk_consumed = true;
@@ -653,7 +653,7 @@ void execute(Call& call, const WriteBufferRect::Request& request, Replier later)
 // client once filled. Over MPI it fills host memory of its own with the packed box; once it has,
 // the data goes to the client chunk by chunk, then the read's status. In-process the native
 // runtime writes the application's memory itself.
-void execute(Call& call, const ReadBufferRect::Request& request, Replier later) {
+void execute(Call& call, const ReadBufferRect::Request& request, const Replier& later) {
   Session& session = call.session;
   const RectCommand command = prepare_rect(call, request);
   session.statistics().count_to_client(command.packed_bytes);

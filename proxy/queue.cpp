@@ -42,7 +42,7 @@ Flush::Reply execute(Call& call, const Flush::Request& request) {
 // that: the application holds it during its clFinish (releasing it meanwhile is an error of
 // the application's, as natively), and a retain and release cost as much as the clFinish
 // itself on NVIDIA (1.2 µs).
-void execute(Call& call, const Finish::Request& request, Replier later) {
+void execute(Call& call, const Finish::Request& request, const Replier& later) {
   const cl_command_queue queue = call.session.get<cl_command_queue>(request.queue);
   if (call.caller_waits) {
     call.caller_waits->push_back([queue, later](std::mutex&) { later.reply<Finish>(clFinish(queue)); });

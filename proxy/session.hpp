@@ -45,8 +45,7 @@ using CallerWait = std::function<void(std::mutex& session_lock)>;
 
 class Replier {
  public:
-  Replier(ClientLinkPtr link, uint64_t sequence, std::shared_ptr<SessionStatistics> statistics)
-      : link_(std::move(link)), sequence_(sequence), statistics_(std::move(statistics)) {}
+  Replier(ClientLinkPtr link, uint64_t sequence) : link_(std::move(link)), sequence_(sequence) {}
 
   // Counts the request among those whose client waits (clients_waiting) until reply() is called.
   void owe();
@@ -75,7 +74,6 @@ class Replier {
   ClientLinkPtr link_;
   bool owed_ = false;
   uint64_t sequence_;
-  std::shared_ptr<SessionStatistics> statistics_;  // shared: a reply may outlive its session
 };
 
 class Session {
