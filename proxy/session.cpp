@@ -145,7 +145,6 @@ void Session::drop_staging(cl_context context) {
 
 void Session::note_queue(cl_command_queue queue, QueueFacts facts) {
   facts.gated = facts.in_order && launch_gate_covers(facts.device);
-  std::lock_guard lock(queue_facts_mutex_);
   queue_facts_[queue] = facts;
 }
 
@@ -156,10 +155,7 @@ bool Session::launch_gate_covers(cl_device_id device) const {
 }
 
 Session::QueueFacts Session::facts_of(cl_command_queue queue) const {
-  {
-    std::lock_guard lock(queue_facts_mutex_);
-    if (const auto found = queue_facts_.find(queue); found != queue_facts_.end()) return found->second;
-  }
+  if (const auto found = queue_facts_.find(queue); found != queue_facts_.end()) return found->second;
   QueueFacts facts{.context = nullptr, .device = nullptr, .in_order = is_in_order(queue)};
   check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof facts.context, &facts.context, nullptr));
   check(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof facts.device, &facts.device, nullptr));
@@ -253,10 +249,7 @@ void Session::release(ObjectKind kind, ObjectId id) {
   }
   usage_.remove(entry->device_bytes);
   if (kind == ObjectKind::context) drop_staging(static_cast<cl_context>(entry->native));
-  if (kind == ObjectKind::command_queue) {
-    std::lock_guard lock(queue_facts_mutex_);
-    queue_facts_.erase(static_cast<cl_command_queue>(entry->native));
-  }
+  if (kind == ObjectKind::command_queue) queue_facts_.erase(static_cast<cl_command_queue>(entry->native));
   if (kind == ObjectKind::program) switchless_builds_.erase(static_cast<cl_program>(entry->native));
   release_native_object(kind, entry->native);
 }
@@ -478,10 +471,7 @@ void Session::teardown() {
   server_.peer_tickets().forget_session(number_);
   launch_gate_.end_burst();
   auto objects = objects_.take_all();
-  {
-    std::lock_guard lock(queue_facts_mutex_);
-    queue_facts_.clear();
-  }
+  queue_facts_.clear();
   for (cl_event event : user_events_) {
     clSetUserEventStatus(event, peer_lost_status);  // CL_INVALID_OPERATION if already set
     clReleaseEvent(event);

@@ -211,8 +211,7 @@ class Session {
   SessionUsage usage_;
   std::shared_ptr<SessionStatistics> statistics_ = std::make_shared<SessionStatistics>();
   std::unordered_set<cl_event> user_events_;  // retained; the worker thread's only
-  mutable std::mutex queue_facts_mutex_;
-  std::unordered_map<cl_command_queue, QueueFacts> queue_facts_;
+  std::unordered_map<cl_command_queue, QueueFacts> queue_facts_;  // as objects_, the worker's only
   std::unordered_map<cl_program, SwitchlessBuild> switchless_builds_;
   std::unordered_map<cl_mem, SvmAllocation> svm_allocations_;
   LaunchGate launch_gate_;
