@@ -25,12 +25,12 @@ class SessionUsage {
       throw ClError{CL_MEM_OBJECT_ALLOCATION_FAILURE};
   }
   void add(uint64_t memory_bytes) {
-    ++objects_;
-    memory_bytes_ += memory_bytes;
+    change(objects_, 1);
+    change(memory_bytes_, memory_bytes);
   }
   void remove(uint64_t memory_bytes) {
-    --objects_;
-    memory_bytes_ -= memory_bytes;
+    change(objects_, uint64_t{0} - 1);
+    change(memory_bytes_, uint64_t{0} - memory_bytes);
   }
   uint64_t objects() const { return objects_; }
   uint64_t memory_bytes() const { return memory_bytes_; }
@@ -38,7 +38,12 @@ class SessionUsage {
  private:
   const uint64_t max_objects_;
   const uint64_t max_memory_bytes_;
-  // Read by other threads (logs, status); written by the session's worker only.
+  // Written by one request at a time (the session's worker, or in-process the holder of the
+  // session's lock), so without a locked instruction; read by other threads (logs, status).
+  static void change(std::atomic<uint64_t>& counter, uint64_t by) {
+    counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+  }
+
   std::atomic<uint64_t> objects_{0};
   std::atomic<uint64_t> memory_bytes_{0};
 };
