@@ -5,6 +5,7 @@
 #include <CL/cl_ext.h>
 
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "catch.hpp"
@@ -97,6 +98,31 @@ TEST_CASE("released handles are invalid, and NULL handles too", "[client]") {
   CHECK(clWaitForEvents(1, nullptr) == CL_INVALID_VALUE);
   CHECK(clCreateProgramWithSource(nullptr, 0, nullptr, nullptr, &status) == nullptr);
   CHECK(status == CL_INVALID_CONTEXT);
+}
+
+// A thread keeps the handles it found live without looking them up again (icd/objects.cpp)
+// while no handle of their kind has been released since, in any thread.
+TEST_CASE("a handle released in another thread is invalid in one that used it just before", "[client]") {
+  HiveCL cl;
+  cl_int status = CL_SUCCESS;
+  cl_mem buffer = clCreateBuffer(cl.context, 0, 64, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_uint count = 0;
+  REQUIRE(clGetMemObjectInfo(buffer, CL_MEM_REFERENCE_COUNT, sizeof count, &count, nullptr) == CL_SUCCESS);
+  cl_event marker = nullptr;
+  REQUIRE(clEnqueueMarkerWithWaitList(cl.queue, 0, nullptr, &marker) == CL_SUCCESS);
+  REQUIRE(clWaitForEvents(1, &marker) == CL_SUCCESS);
+  cl_int released = CL_INVALID_VALUE;
+  std::thread([&] {
+    released = clReleaseMemObject(buffer);
+    if (released == CL_SUCCESS) released = clReleaseEvent(marker);
+  }).join();
+  REQUIRE(released == CL_SUCCESS);
+  CHECK(clGetMemObjectInfo(buffer, CL_MEM_REFERENCE_COUNT, sizeof count, &count, nullptr) == CL_INVALID_MEM_OBJECT);
+  CHECK(clWaitForEvents(1, &marker) == CL_INVALID_EVENT);
+  // What is still live stays so.
+  CHECK(clGetMemObjectInfo(cl.buffer, CL_MEM_REFERENCE_COUNT, sizeof count, &count, nullptr) == CL_SUCCESS);
+  CHECK(clFinish(cl.queue) == CL_SUCCESS);
 }
 
 TEST_CASE("a context that the application released lives on while its buffers do", "[client]") {
