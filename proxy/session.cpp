@@ -78,7 +78,7 @@ void Session::lose() {
 }
 
 void Session::set_greeted(std::string client_host, int32_t client_pid) {
-  statistics_->set_client(std::move(client_host), client_pid);
+  statistics_.set_client(std::move(client_host), client_pid);
   client_pid_ = client_pid;
   greeted_ = true;
   OutputCapture::get().join(link_);
@@ -295,7 +295,7 @@ Session::Bulk Session::receive_bulk(uint64_t sequence, uint64_t size) {
     if (!link_->receive_bulk(sequence, data.received.get(), size, chunk_bytes())) throw ClError{peer_lost_status};
     data.bytes = data.received.get();
   }
-  statistics_->count_to_proxy(size);
+  statistics_.count_to_proxy(size);
   return data;
 }
 

@@ -101,9 +101,9 @@ class Session {
   // The client is gone (watchdog) or the proxy shuts down: stop and release everything.
   void lose();
   bool finished() const { return finished_.load(); }
-  void count_call() { statistics_->count_call(); }
-  SessionStatistics& statistics() { return *statistics_; }
-  protocol::SessionStatus status() const { return statistics_->snapshot(number_, usage_); }
+  void count_call() { statistics_.count_call(); }
+  SessionStatistics& statistics() { return statistics_; }
+  protocol::SessionStatus status() const { return statistics_.snapshot(number_, usage_); }
 
   // --- for executors ---
   Server& server() { return server_; }
@@ -209,7 +209,7 @@ class Session {
   Server& server_;
   HandleTable objects_;
   SessionUsage usage_;
-  std::shared_ptr<SessionStatistics> statistics_ = std::make_shared<SessionStatistics>();
+  SessionStatistics statistics_;
   std::unordered_set<cl_event> user_events_;  // retained; the worker thread's only
   std::unordered_map<cl_command_queue, QueueFacts> queue_facts_;  // as objects_, the worker's only
   std::unordered_map<cl_program, SwitchlessBuild> switchless_builds_;
