@@ -104,6 +104,9 @@ struct StartedSession {
     if (path) session.set_data_path(std::move(path));
     session.start();
   }
+  // A test that stops early (a failed REQUIRE, an exception) sent no Goodbye: the client is then
+  // lost, which ends the worker, so that the failure is reported instead of the join hanging.
+  ~StartedSession() { session.lose(); }
   template <class M>
   void send(uint64_t sequence, const typename M::Request& request) {
     session.deliver(frame_of<M>(sequence, request));
