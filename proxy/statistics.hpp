@@ -1,8 +1,6 @@
 // Counters of one session for `hivecl-cluster status`: updated by the executors, one request
-// at a time (the session's worker, or in-process the holder of the session's lock), read once
-// a second by the status writer. So an update is a relaxed load and store, without the locked
-// instruction of an atomic addition on every request's path. What the session holds is its
-// SessionUsage's.
+// at a time (add_as_sole_writer), read once a second by the status writer. What the session
+// holds is its SessionUsage's.
 #pragma once
 
 #include <atomic>
@@ -18,9 +16,9 @@ namespace hivecl::proxy {
 
 class SessionStatistics {
  public:
-  void count_call() { add(calls_, 1); }
-  void count_to_proxy(uint64_t bytes) { add(bytes_to_proxy_, bytes); }
-  void count_to_client(uint64_t bytes) { add(bytes_to_client_, bytes); }
+  void count_call() { add_as_sole_writer(calls_, 1); }
+  void count_to_proxy(uint64_t bytes) { add_as_sole_writer(bytes_to_proxy_, bytes); }
+  void count_to_client(uint64_t bytes) { add_as_sole_writer(bytes_to_client_, bytes); }
   void set_client(std::string host, int32_t pid) {
     std::lock_guard lock(client_mutex_);
     client_host_ = std::move(host);
@@ -42,10 +40,6 @@ class SessionStatistics {
   }
 
  private:
-  static void add(std::atomic<uint64_t>& counter, uint64_t amount) {
-    counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
-  }
-
   const int64_t connected_at_ = std::time(nullptr);
   std::atomic<uint64_t> calls_{0};
   std::atomic<uint64_t> bytes_to_proxy_{0};

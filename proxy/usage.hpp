@@ -12,6 +12,13 @@
 
 namespace hivecl::proxy {
 
+// Adds `amount` (modulo 2^64) to a counter that one request at a time changes (the session's
+// worker, or in-process the holder of the session's lock) and other threads only read (logs,
+// status): a relaxed load and store, without the locked instruction of an atomic addition.
+inline void add_as_sole_writer(std::atomic<uint64_t>& counter, uint64_t amount) {
+  counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+}
+
 class SessionUsage {
  public:
   SessionUsage(uint64_t max_objects, uint64_t max_memory_bytes)
@@ -25,12 +32,12 @@ class SessionUsage {
       throw ClError{CL_MEM_OBJECT_ALLOCATION_FAILURE};
   }
   void add(uint64_t memory_bytes) {
-    change(objects_, 1);
-    change(memory_bytes_, memory_bytes);
+    add_as_sole_writer(objects_, 1);
+    add_as_sole_writer(memory_bytes_, memory_bytes);
   }
   void remove(uint64_t memory_bytes) {
-    change(objects_, uint64_t{0} - 1);
-    change(memory_bytes_, uint64_t{0} - memory_bytes);
+    add_as_sole_writer(objects_, uint64_t{0} - 1);
+    add_as_sole_writer(memory_bytes_, uint64_t{0} - memory_bytes);
   }
   uint64_t objects() const { return objects_; }
   uint64_t memory_bytes() const { return memory_bytes_; }
@@ -38,13 +45,7 @@ class SessionUsage {
  private:
   const uint64_t max_objects_;
   const uint64_t max_memory_bytes_;
-  // Written by one request at a time (the session's worker, or in-process the holder of the
-  // session's lock), so without a locked instruction; read by other threads (logs, status).
-  static void change(std::atomic<uint64_t>& counter, uint64_t by) {
-    counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
-  }
-
-  std::atomic<uint64_t> objects_{0};
+  std::atomic<uint64_t> objects_{0};  // add_as_sole_writer
   std::atomic<uint64_t> memory_bytes_{0};
 };
 
