@@ -13,7 +13,6 @@
 namespace hivecl::log {
 namespace {
 
-std::atomic<Level> current_level{Level::warn};
 std::mutex role_mutex;
 std::string current_role = "hivecl";
 thread_local uint32_t current_session = 0;
@@ -41,8 +40,9 @@ void set_role(std::string_view role) {
   current_role = std::string(role);
 }
 
-void set_level(Level lvl) { current_level = lvl; }
-Level level() { return current_level.load(std::memory_order_relaxed); }
+std::atomic<Level> detail::current_level{Level::warn};
+
+void set_level(Level lvl) { detail::current_level = lvl; }
 
 bool parse_level(std::string_view text, Level& out) {
   for (size_t i = 0; i < level_names.size(); ++i) {

@@ -6,6 +6,7 @@
 // info or above; its lines are debug or trace.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -18,7 +19,12 @@ enum class Level { error = 0, warn, info, debug, trace };
 // Who is logging, shown in every line ("client", "proxy"); set once at start-up.
 void set_role(std::string_view role);
 void set_level(Level level);
-Level level();
+namespace detail {
+extern std::atomic<Level> current_level;
+}
+// Inline, as the check in at(): a line below the level costs a load and a compare where it
+// would be written (the proxy traces every request).
+inline Level level() { return detail::current_level.load(std::memory_order_relaxed); }
 bool parse_level(std::string_view text, Level& out);
 void write(Level level, const std::string& message);
 
@@ -34,12 +40,17 @@ class SessionScope {
   uint32_t previous_;
 };
 
+// Builds and writes a line, out of line: at() itself stays small enough to inline.
 template <class... Parts>
-void at(Level lvl, const Parts&... parts) {
-  if (lvl > level()) return;
+[[gnu::noinline, gnu::cold]] void compose(Level lvl, const Parts&... parts) {
   std::ostringstream text;
   (text << ... << parts);
   write(lvl, text.str());
+}
+
+template <class... Parts>
+void at(Level lvl, const Parts&... parts) {
+  if (lvl <= level()) compose(lvl, parts...);
 }
 
 template <class... Parts> void error(const Parts&... p) { at(Level::error, p...); }
