@@ -378,7 +378,8 @@ void run_request(Session& session, uint64_t sequence, const typename M::Request&
   }
   log::trace(M::message_name, " #", sequence);
   if constexpr (M::opcode != Opcode::EnqueueNDRangeKernel) session.launch_gate().end_burst();
-  if (!reported_together(request)) session.read_reports().send();  // the run of such reads has ended
+  // The run of such reads has ended (most sessions never have any: no call then).
+  if (!reported_together(request) && session.read_reports().any()) session.read_reports().send();
   session.count_call();
   if constexpr (M::opcode == Opcode::Finish || M::opcode == Opcode::WaitForEvents) replier.owe();
   Call call{.session = session, .sequence = sequence, .caller_waits = caller_waits};
