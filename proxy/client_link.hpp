@@ -30,7 +30,8 @@ struct HostBuffer {
   size_t size;
 };
 
-class ClientLink {
+// Shared by its session and by the answers kept for later (Replier).
+class ClientLink : public std::enable_shared_from_this<ClientLink> {
  public:
   virtual ~ClientLink() = default;
   // Hands every incoming control frame to `on_frame` (in the link's own thread), except, while

@@ -103,7 +103,7 @@ const Session::SwitchlessBuild* Session::switchless_build(cl_program program) co
   return found == switchless_builds_.end() ? nullptr : &found->second;
 }
 
-Replier Session::replier(uint64_t sequence) const { return Replier(link_, sequence); }
+Replier Session::replier(uint64_t sequence) const { return Replier(*link_, sequence); }
 
 size_t Session::chunk_bytes() const { return server_.config().chunk_bytes; }
 

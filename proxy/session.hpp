@@ -37,15 +37,25 @@ namespace hivecl::proxy {
 
 class Server;
 
-// Sends frames to one client from any thread; harmless once the client is gone.
 // What an in-process caller's thread waits for itself once its request has run and the
 // session's lock is free (executors.hpp, Call::caller_waits), then the reply or status that
 // follows; it takes `session_lock` again to touch the session.
 using CallerWait = std::function<void(std::mutex& session_lock)>;
 
+// Answers one request, from any thread; harmless once the client is gone.
 class Replier {
  public:
-  Replier(ClientLinkPtr link, uint64_t sequence) : link_(std::move(link)), sequence_(sequence) {}
+  // For the request's run, while the session holds its link: a reference without a count (a
+  // count taken for every request cost two locked instructions on the in-process path).
+  Replier(ClientLink& link, uint64_t sequence) : link_(&link), sequence_(sequence) {}
+  // A copy, kept to answer later (a native callback's), shares the link's ownership: the
+  // session may be gone by then. (No move: a moved Replier is copied.)
+  Replier(const Replier& other)
+      : link_(other.link_),
+        owner_(other.owner_ ? other.owner_ : other.link_->shared_from_this()),
+        owed_(other.owed_),
+        sequence_(other.sequence_) {}
+  Replier& operator=(const Replier&) = delete;
 
   // Counts the request among those whose client waits (clients_waiting) until reply() is called.
   void owe();
@@ -71,7 +81,8 @@ class Replier {
  private:
   static void paid();
 
-  ClientLinkPtr link_;
+  ClientLink* link_;
+  ClientLinkPtr owner_;  // a copy's
   bool owed_ = false;
   uint64_t sequence_;
 };
