@@ -52,6 +52,12 @@ Cluster::Cluster() : config_(hivecl::config()) {
              in_process_ ? " (with this node's in-process)" : "");
 }
 
+uint64_t Cluster::requests_sent() const {
+  uint64_t sent = 0;
+  for (const auto& connection : connections_) sent += connection->requests_sent();
+  return sent;
+}
+
 void Cluster::add_connection(std::unique_ptr<Connection> connection,
                              const std::vector<protocol::DeviceRecord>& devices) {
   for (const auto& device : devices) devices_.push_back(make_device(connection.get(), device, connection->record().node));

@@ -29,6 +29,8 @@ class Cluster {
   cl_platform_id platform() { return &platform_; }
   const std::vector<cl_device_id>& devices() const { return device_handles_; }
   const Config& config() const { return config_; }
+  // Requests this process sent over every connection (CL_PLATFORM_MESSAGES_SENT_HIVECL).
+  uint64_t requests_sent() const;
   transport::Engine& engine() { return engine_; }
   transport::WatchdogMonitor& monitor() { return *monitor_; }  // exists once start_watching() ran
 

@@ -116,8 +116,10 @@ class Connection final : transport::InProcessClient {
   // proxy writes it there itself; only the status comes).
   std::shared_ptr<Incoming> receive(uint64_t sequence, void* data, size_t size);
 
-  // Requests sent by this process over every connection (CL_PLATFORM_MESSAGES_SENT_HIVECL).
-  static uint64_t requests_sent() { return requests_sent_.load(std::memory_order_relaxed); }
+  // Requests sent over this connection (CL_PLATFORM_MESSAGES_SENT_HIVECL sums them): each takes
+  // the next sequence number (a Hello offered with the watchdog's admission too), so no count of
+  // its own is kept on the way.
+  uint64_t requests_sent() const { return next_sequence_.load(std::memory_order_relaxed) - 1; }
 
   // Says goodbye (waiting a little) and frees the link: the process is exiting.
   void shutdown();
@@ -227,7 +229,6 @@ class Connection final : transport::InProcessClient {
   std::shared_ptr<Incoming> take_status(uint64_t sequence);
   void lose(const char* why, log::Level level = log::Level::warn);
 
-  static inline std::atomic<uint64_t> requests_sent_{0};
   Cluster& cluster_;
   transport::Engine& engine_;
   size_t chunk_bytes_;  // the proxy's, from Hello
@@ -301,7 +302,6 @@ typename M::Reply Connection::run_in_process(const typename M::Request& request,
     } scope(running);
     in_process_->run(M::opcode, running.sequence, &request, bulk);
   }
-  requests_sent_.fetch_add(1, std::memory_order_relaxed);
   // No answer: the session is gone (the process is exiting).
   if (pending.arrived.status() == transport::OpStatus::pending || (status && !running.status_arrived &&
                                                                     pending.header.status == CL_SUCCESS))
@@ -375,7 +375,6 @@ uint64_t Connection::send_request(const typename M::Request& request, const std:
       lose("its control channel closed");
     }
   }
-  requests_sent_.fetch_add(1, std::memory_order_relaxed);
   return sequence;
 }
 

@@ -59,7 +59,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id platform, cl_pl
       }
       case CL_PLATFORM_HOST_TIMER_RESOLUTION: return reply.scalar(cl_ulong{0});
       case CL_PLATFORM_ICD_SUFFIX_KHR: return reply.string("HiveCL");
-      case CL_PLATFORM_MESSAGES_SENT_HIVECL: return reply.scalar(cl_ulong{Connection::requests_sent()});
+      case CL_PLATFORM_MESSAGES_SENT_HIVECL: return reply.scalar(cl_ulong{Cluster::get().requests_sent()});
       default: throw ClError{CL_INVALID_VALUE};
     }
   });
