@@ -108,6 +108,7 @@ class Connection final : transport::InProcessClient {
   void post(const typename M::Request& request);
   // Sends a request that the proxy answers only if it fails (protocol::answered_only_on_failure),
   // with no pending reply: such a failure counts in detached_failures(). Returns its sequence.
+  // In-process the request runs now and its failure throws as call()'s.
   template <class M>
   uint64_t send_detached(const typename M::Request& request);
   // How many requests sent by send_detached() the proxy has refused so far.
@@ -166,9 +167,10 @@ class Connection final : transport::InProcessClient {
   };
   static inline thread_local RunningCall* running_ = nullptr;
   // Runs `request` in-process as call() and call_blocking_transfer() do; `status` as RunningCall's.
+  // `answered_on_failure`: no reply comes unless it fails (send_detached()).
   template <class M>
   typename M::Reply run_in_process(const typename M::Request& request, std::span<const std::byte> bulk,
-                                   uint64_t* sequence, cl_int* status);
+                                   uint64_t* sequence, cl_int* status, bool answered_on_failure = false);
   // The running call of this thread that request `sequence` belongs to, or null.
   RunningCall* running_call(uint64_t sequence) const;
   // The reply of an arrived PendingReplyOf<M>; ClError with its status (or peer_lost_status).
@@ -290,7 +292,7 @@ cl_int Connection::call_blocking_transfer(const typename M::Request& request, ty
 
 template <class M>
 typename M::Reply Connection::run_in_process(const typename M::Request& request, std::span<const std::byte> bulk,
-                                             uint64_t* sequence, cl_int* status) {
+                                             uint64_t* sequence, cl_int* status, bool answered_on_failure) {
   PendingReplyOf<M> pending;
   RunningCall running{.connection = this, .sequence = next_sequence_++, .reply = &pending, .status = status,
                       .outer = running_};
@@ -302,6 +304,7 @@ typename M::Reply Connection::run_in_process(const typename M::Request& request,
     } scope(running);
     in_process_->run(M::opcode, running.sequence, &request, bulk);
   }
+  if (answered_on_failure && pending.arrived.status() == transport::OpStatus::pending) return {};
   // No answer: the session is gone (the process is exiting).
   if (pending.arrived.status() == transport::OpStatus::pending || (status && !running.status_arrived &&
                                                                     pending.header.status == CL_SUCCESS))
@@ -355,6 +358,11 @@ uint64_t Connection::send_detached(const typename M::Request& request) {
   static_assert(M::has_reply);
   if (!connected_) ensure_connected();
   if (lost_) throw ClError{peer_lost_status};
+  if (in_process_) {
+    uint64_t sequence = 0;
+    run_in_process<M>(request, {}, &sequence, nullptr, true);
+    return sequence;
+  }
   return send_request<M>(request, nullptr);
 }
 

@@ -209,9 +209,9 @@ void launch(EnqueuedCommand& command, _cl_kernel* kernel, cl_uint work_dim, cons
       .global_offset = WorkSizes(global_offset, work_dim), .global_size = WorkSizes(global_size, work_dim),
       .local_size = WorkSizes(local_size, work_dim), .tail = command.tail()};
   if (command.connection()->in_process()) {
-    // The answer comes back at once in this thread: not waiting for it would only cost the
-    // bookkeeping of a detached launch.
-    command.connection()->call<EnqueueNDRangeKernel>(request);
+    // Runs at once in this thread, answered only if it fails (then it throws here, as a call).
+    request.detached = true;
+    command.connection()->send_detached<EnqueueNDRangeKernel>(request);
   } else if (const LaunchShape shape = shape_of(command, work_dim, global_offset, global_size, local_size);
              sure_to_be_accepted(kernel, shape, request.args, global_size)) {
     launch_detached(command, request);

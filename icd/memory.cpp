@@ -204,7 +204,8 @@ namespace hivecl::icd {
 // On the memory path a non-blocking read is not waited for (detached: answered only if it
 // fails); its status still tells when the data is there.
 // In-process the native runtime writes the application's memory itself, and only a blocking
-// read has a status (the native event tells the rest).
+// read has a status (the native event tells the rest); a non-blocking one is answered only if
+// it fails, before the call returns.
 void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, void* pointer,
                bool blocking, cl_command_type type) {
   Connection* connection = command.connection();
@@ -213,10 +214,9 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
   const ReadBuffer::Request request{.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
                                     .tail = command.tail(), .host_address = host.address, .shared = host.shared,
                                     .blocking = blocking,
-                                    .detached = !blocking && !connection->in_process() &&
-                                                connection->moves_by_memory()};
+                                    .detached = !blocking && connection->moves_by_memory()};
   if (connection->in_process() && !blocking) {
-    connection->call<ReadBuffer>(request);
+    connection->send_detached<ReadBuffer>(request);
     command.complete(type);
     return;
   }
@@ -252,7 +252,8 @@ void read_into(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size
 // the queue, or in its wait list) must have filled the application's memory first.
 // From a shared segment (through a proxy of this node) or in-process the native runtime reads
 // `pointer` itself, as natively: a non-blocking write returns at once and reports nothing but
-// a failure; in-process a blocking one returns when the command has ended (its status).
+// a failure (in-process before it returns); in-process a blocking one returns when the command
+// has ended (its status).
 void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, size_t size, const void* pointer,
                 bool blocking, cl_command_type type, HostMemory memory) {
   Connection* connection = command.connection();
@@ -265,9 +266,9 @@ void write_from(EnqueuedCommand& command, const _cl_mem* mem, size_t offset, siz
   WriteBuffer::Request request{.queue = command.queue()->id, .mem = id, .offset = offset, .size = size,
                                .tail = command.tail(), .host_address = host.address, .shared = host.shared,
                                .blocking = blocking, .transient = memory == HostMemory::hivecl};
-  if (!blocking && memory == HostMemory::application && !connection->in_process()) {
+  if (!blocking && memory == HostMemory::application) {
     request.detached = true;
-    if (answered_only_on_failure<WriteBuffer>(request)) {
+    if (answered_only_on_failure<WriteBuffer>(request, connection->in_process())) {
       connection->send_detached<WriteBuffer>(request);
       command.complete(type);
       return;

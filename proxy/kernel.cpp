@@ -292,8 +292,9 @@ EnqueueNDRangeKernel::Reply execute(Call& call, const EnqueueNDRangeKernel::Requ
   try {
     enqueue_kernel(call, request);
   } catch (const ClError& error) {
-    // The client has already given the application this launch's event.
-    if (request.detached) keep_failed_event(call, request.queue, request.tail.event, error.code);
+    // The client has already given the application this launch's event (in-process it has not).
+    if (request.detached && !in_process(call.session))
+      keep_failed_event(call, request.queue, request.tail.event, error.code);
     throw;
   }
   return {};

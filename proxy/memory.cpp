@@ -196,8 +196,8 @@ cl_event buffer_with_segment(Call& call, Native native, const Enqueue& enqueue, 
 }
 
 // The reply that the read was accepted, unless the client did not wait for it.
-void confirm(const ReadBuffer::Request& request, const Replier& later) {
-  if (!answered_only_on_failure<ReadBuffer>(request)) later.reply<ReadBuffer>(CL_SUCCESS);
+void confirm(Session& session, const ReadBuffer::Request& request, const Replier& later) {
+  if (!answered_only_on_failure<ReadBuffer>(request, in_process(session))) later.reply<ReadBuffer>(CL_SUCCESS);
 }
 
 // The device fills staging slots chunk by chunk; each filled chunk goes to the client
@@ -212,12 +212,12 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, const Replier& 
   session.statistics().count_to_client(request.size);
   if (in_process(session)) {
     buffer_in_place(call, clEnqueueReadBuffer, enqueue, mem, request, later);
-    confirm(request, later);
+    confirm(session, request, later);
     return;
   }
   if (request.size == 0) {
     keep_event(call, request.tail.event, enqueue_empty(clEnqueueReadBuffer, enqueue, mem, request.offset));
-    confirm(request, later);
+    confirm(session, request, later);
     later.send_status(CL_SUCCESS);
     return;
   }
@@ -234,12 +234,12 @@ void read_buffer(Call& call, const ReadBuffer::Request& request, const Replier& 
   if (request.shared.segment) {
     const cl_event event = buffer_with_segment(call, clEnqueueReadBuffer, enqueue, mem, request.offset, request.size,
                                                request.shared, [later](cl_int status) { later.send_status(status); });
-    confirm(request, later);
+    confirm(session, request, later);
     keep_event(call, request.tail.event, event);
     return;
   }
   read_staged(call, enqueue, staged_range(clEnqueueReadBuffer, mem, request.offset, request.size, request.host_address),
-              later, [&] { confirm(request, later); }, request.tail.event);
+              later, [&] { confirm(session, request, later); }, request.tail.event);
 }
 
 // Answered once the proxy holds the data (the application may then reuse its memory): after
@@ -259,13 +259,13 @@ void write_buffer(Call& call, const WriteBuffer::Request& request, const Replier
     } else {
       buffer_in_place(call, clEnqueueWriteBuffer, enqueue, mem, request, later);
     }
-    later.reply<WriteBuffer>(CL_SUCCESS);
+    if (!answered_only_on_failure<WriteBuffer>(request, true)) later.reply<WriteBuffer>(CL_SUCCESS);
     return;
   }
   if (request.size == 0) {
     call.bulk_consumed = true;
     keep_event(call, request.tail.event, enqueue_empty(clEnqueueWriteBuffer, enqueue, mem, request.offset));
-  } else if (answered_only_on_failure<WriteBuffer>(request)) {
+  } else if (answered_only_on_failure<WriteBuffer>(request, false)) {
     call.bulk_consumed = true;
     const auto [segment, memory] = segment_memory(call, enqueue, request.shared, request.size);
     transfer_unwatched(call, bind_transfer(clEnqueueWriteBuffer, mem, request.offset, request.size, memory), enqueue,
@@ -394,8 +394,9 @@ void execute(Call& call, const ReadBuffer::Request& request, const Replier& late
   try {
     read_buffer(call, request, later);
   } catch (const ClError& error) {
-    // The client has already given the application this read's event, and waits for its status.
-    if (request.detached) {
+    // The client has already given the application this read's event, and waits for its status
+    // (in-process it has not: the failure comes back before the call returns).
+    if (request.detached && !in_process(call.session)) {
       keep_failed_event(call, request.queue, request.tail.event, error.code);
       later.send_status(error.code);
     }
@@ -407,8 +408,9 @@ void execute(Call& call, const WriteBuffer::Request& request, const Replier& lat
   try {
     write_buffer(call, request, later);
   } catch (const ClError& error) {
-    // The client has already given the application this write's event.
-    if (request.detached) keep_failed_event(call, request.queue, request.tail.event, error.code);
+    // The client has already given the application this write's event (in-process it has not).
+    if (request.detached && !in_process(call.session))
+      keep_failed_event(call, request.queue, request.tail.event, error.code);
     throw;
   }
 }

@@ -391,7 +391,7 @@ void run_request(Session& session, uint64_t sequence, const typename M::Request&
     } else {
       auto reply = execute(call, request);
       if constexpr (M::has_reply)
-        if (!answered_only_on_failure<M>(request)) replier.reply<M>(CL_SUCCESS, reply);
+        if (!answered_only_on_failure<M>(request, in_process(session))) replier.reply<M>(CL_SUCCESS, reply);
       return;
     }
   } catch (const ClError& error) {

@@ -274,8 +274,9 @@ struct ReadBuffer {
     uint64_t host_address = 0;  // the memory data path: the client's memory; 0: the data moves over MPI
     SharedRange shared;         // or, on that path, memory the proxy maps too
     bool blocking = false;      // the client waits for the read's end right away
-    // On the memory path, a non-blocking read the client did not wait for: answered only if it
-    // fails, when its event reports the failure; its status comes as for any read.
+    // A non-blocking read the client did not wait for, answered only if it fails: on the memory
+    // path its event then reports the failure, and its status comes as for any read; in-process
+    // the failure comes back before the call returns.
     bool detached = false;
     HIVECL_FIELDS(queue, mem, offset, size, tail, host_address, shared, blocking, detached)
     uint64_t bulk_bytes() const { return host_address || shared.segment ? 0 : size; }
@@ -295,7 +296,8 @@ struct WriteBuffer {
     SharedRange shared;         // or, on that path, memory the proxy maps too
     // A non-blocking write the client did not wait for: its event reports a failure. From a
     // shared segment, it is answered only if it fails (the application's memory is the device's
-    // to read until the command's event completes, as natively).
+    // to read until the command's event completes, as natively); in-process too, the failure
+    // coming back before the call returns.
     bool detached = false;
     bool blocking = false;  // the client waits for the write's end right away
     // The client frees host_address's memory once the call returns (an unmap's shadow):
@@ -612,7 +614,8 @@ struct ApplyKernelArgs {
 
 // Carries the arguments set since the kernel's last launch; the proxy sets them, then enqueues.
 // A detached launch is one the client did not wait for (a shape the proxy accepted before):
-// if it fails all the same, its event is made to report the failure.
+// if it fails all the same, its event is made to report the failure. In-process every launch is
+// detached, its failure coming back before the call returns.
 struct EnqueueNDRangeKernel {
   HIVECL_MESSAGE(EnqueueNDRangeKernel, true, Bulk::none)
   struct Request {
@@ -634,13 +637,15 @@ struct EnqueueNDRangeKernel {
 // Whether the proxy answers `request` only if it fails: a detached launch, a detached read (the
 // memory path) or a detached write from a shared segment, which the client sends without a
 // pending reply (a failure's reply finds none and tells the client that the kernel arguments
-// the proxy holds may be in doubt).
+// the proxy holds may be in doubt). In-process (`in_process`) every launch, read or write the
+// client marks detached: its failure's reply comes in the caller's thread while the request
+// runs, and the caller throws it.
 template <class M>
-constexpr bool answered_only_on_failure(const typename M::Request& request) {
+constexpr bool answered_only_on_failure(const typename M::Request& request, bool in_process) {
   if constexpr (M::opcode == Opcode::EnqueueNDRangeKernel || M::opcode == Opcode::ReadBuffer)
     return request.detached;
   else if constexpr (M::opcode == Opcode::WriteBuffer)
-    return request.detached && request.shared.segment != 0;
+    return request.detached && (in_process || request.shared.segment != 0);
   else
     return false;
 }
