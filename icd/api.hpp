@@ -202,14 +202,19 @@ void fill_buffer(EnqueuedCommand& command, const _cl_mem* mem, const void* patte
                  size_t offset, size_t size, cl_command_type type);
 // In-process, a command that the native runtime makes on the application's memory itself, as
 // natively: a rectangular or image transfer (protocol::InPlace), or a map (MapBuffer,
-// MapImage). A non-blocking one returns at once, a blocking one once the command has ended
-// (its status). Returns the reply.
+// MapImage). A non-blocking one returns at once (a transfer answered only if it fails), a
+// blocking one once the command has ended (its status). Returns the reply.
 template <class M>
 typename M::Reply enqueue_in_process(EnqueuedCommand& command, const typename M::Request& request, bool blocking,
                                      cl_command_type type) {
   Connection* connection = command.connection();
   if (!blocking) {
-    auto reply = connection->call<M>(request);
+    typename M::Reply reply;
+    if (protocol::answered_only_on_failure<M>(request, true)) {
+      connection->send_detached<M>(request);
+    } else {
+      reply = connection->call<M>(request);
+    }
     command.complete(type);
     return reply;
   }

@@ -277,7 +277,7 @@ void execute(Call& call, const ReadImage::Request& request, const Replier& later
   session.statistics().count_to_client(bytes);
   if (in_process(session) && request.in_place.used) {
     image_in_place(call, clEnqueueReadImage, enqueue, image, request, later);
-    later.reply<ReadImage>(CL_SUCCESS);
+    confirm_in_place<ReadImage>(request, later);
     return;
   }
   if (request.shared.segment) {
@@ -311,7 +311,7 @@ void execute(Call& call, const WriteImage::Request& request, const Replier& late
     call.bulk_consumed = true;
     session.statistics().count_to_proxy(request.data_bytes);
     image_in_place(call, clEnqueueWriteImage, enqueue, image, request, later);
-    later.reply<WriteImage>(CL_SUCCESS);
+    confirm_in_place<WriteImage>(request, later);
     return;
   }
   if (request.shared.segment) {  // answered once the device has read the segment

@@ -63,6 +63,13 @@ cl_event transfer_unwatched(Call& call, Native native, const Enqueue& enqueue, p
   return event;
 }
 
+// In-process, the reply of a rectangle or image transfer in place once it is enqueued: none for
+// one that does not block (protocol::answered_only_on_failure).
+template <class M>
+void confirm_in_place(const typename M::Request& request, const Replier& later) {
+  if (!protocol::answered_only_on_failure<M>(request, true)) later.reply<M>(CL_SUCCESS);
+}
+
 // In-process the native runtime moves the application's memory itself, without staging; the
 // status after the command's end (on the request's data tag) tells a blocking transfer when to
 // return, and a non-blocking one reports nothing (transfer_unwatched). `segment`: the shared

@@ -622,7 +622,7 @@ void execute(Call& call, const WriteBufferRect::Request& request, const Replier&
     call.bulk_consumed = true;
     call.session.statistics().count_to_proxy(command.packed_bytes);
     rect_in_place(call, clEnqueueWriteBufferRect, command, request, later);
-    later.reply<WriteBufferRect>(CL_SUCCESS);
+    confirm_in_place<WriteBufferRect>(request, later);
     return;
   }
   const Enqueue& enqueue = command.enqueue;
@@ -661,7 +661,7 @@ void execute(Call& call, const ReadBufferRect::Request& request, const Replier& 
   session.statistics().count_to_client(command.packed_bytes);
   if (in_process(session) && request.in_place.used) {
     rect_in_place(call, clEnqueueReadBufferRect, command, request, later);
-    later.reply<ReadBufferRect>(CL_SUCCESS);
+    confirm_in_place<ReadBufferRect>(request, later);
     return;
   }
   const Enqueue& enqueue = command.enqueue;

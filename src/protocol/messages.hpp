@@ -638,14 +638,17 @@ struct EnqueueNDRangeKernel {
 // memory path) or a detached write from a shared segment, which the client sends without a
 // pending reply (a failure's reply finds none and tells the client that the kernel arguments
 // the proxy holds may be in doubt). In-process (`in_process`) every launch, read or write the
-// client marks detached: its failure's reply comes in the caller's thread while the request
-// runs, and the caller throws it.
+// client marks detached, and every non-blocking rectangle or image transfer in place: its
+// failure's reply comes in the caller's thread while the request runs, and the caller throws it.
 template <class M>
 constexpr bool answered_only_on_failure(const typename M::Request& request, bool in_process) {
   if constexpr (M::opcode == Opcode::EnqueueNDRangeKernel || M::opcode == Opcode::ReadBuffer)
     return request.detached;
   else if constexpr (M::opcode == Opcode::WriteBuffer)
     return request.detached && (in_process || request.shared.segment != 0);
+  else if constexpr (M::opcode == Opcode::ReadBufferRect || M::opcode == Opcode::WriteBufferRect ||
+                     M::opcode == Opcode::ReadImage || M::opcode == Opcode::WriteImage)
+    return in_process && request.in_place.used && !request.in_place.blocking;
   else
     return false;
 }

@@ -1,8 +1,8 @@
 // In-process (tests/local-only.sh, with session_max_objects = 12: tests/meson.build), a
-// non-blocking read or write goes to the session answered only if it fails
-// (protocol::answered_only_on_failure). One the session refuses, here for want of room for its
-// event, fails the call itself as any in-process call does, hands out no event, and the session
-// works on.
+// non-blocking read or write (of a buffer, a rectangle or an image) goes to the session
+// answered only if it fails (protocol::answered_only_on_failure). One the session refuses, here
+// for want of room for its event, fails the call itself as any in-process call does, hands out
+// no event, and the session works on.
 #include <CL/cl.h>
 
 #include <vector>
@@ -38,6 +38,24 @@ TEST_CASE("in-process, a non-blocking transfer the session refuses fails its cal
   SECTION("a write") {
     CHECK(clEnqueueWriteBuffer(queue, buffer, CL_FALSE, 0, bytes, host.data(), 0, nullptr, &refused) ==
           CL_OUT_OF_RESOURCES);
+  }
+  SECTION("a rectangle's read") {
+    const size_t origin[3] = {0, 0, 0}, region[3] = {64, 4, 1};
+    CHECK(clEnqueueReadBufferRect(queue, buffer, CL_FALSE, origin, origin, region, 128, 0, 64, 0, host.data(), 0,
+                                  nullptr, &refused) == CL_OUT_OF_RESOURCES);
+  }
+  SECTION("an image's write") {
+    REQUIRE(clReleaseEvent(events.back()) == CL_SUCCESS);  // room for the image, none for an event
+    events.pop_back();
+    const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
+    const cl_image_desc desc{.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = 16, .image_height = 16};
+    cl_mem image = clCreateImage(context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &status);
+    REQUIRE(status == CL_SUCCESS);
+    const size_t origin[3] = {0, 0, 0}, region[3] = {16, 16, 1};
+    CHECK(clEnqueueWriteImage(queue, image, CL_FALSE, origin, region, 0, 0, host.data(), 0, nullptr, &refused) ==
+          CL_OUT_OF_RESOURCES);
+    REQUIRE(clFinish(queue) == CL_SUCCESS);
+    CHECK(clReleaseMemObject(image) == CL_SUCCESS);
   }
   CHECK(refused == nullptr);
 
