@@ -14,7 +14,7 @@ Enqueue prepare_enqueue(Call& call, ObjectId queue, const EnqueueTail& tail) {
   const cl_command_queue native = call.session.get<cl_command_queue>(queue);
   Enqueue enqueue{native, call.session.events(tail.wait_list), call.session.facts_of(native)};
   if (tail.event != no_object) call.session.check_fresh(tail.event);
-  note_wait_list(enqueue.queue, enqueue.waits, call.session.user_events());
+  if (!enqueue.waits.empty()) note_wait_list(enqueue.queue, enqueue.waits, call.session.user_events());
   return enqueue;
 }
 
