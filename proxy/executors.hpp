@@ -184,6 +184,10 @@ bool reported_together(const Request& request) {
 // Registers, under the id the client chose, an event that reports `status` (a failure), for
 // a command that the client did not wait for and that could not be enqueued.
 void keep_failed_event(Call& call, protocol::ObjectId queue, protocol::ObjectId id, cl_int status);
+// Whether the client gave the application a command's event before the proxy answered it: a
+// detached command through a proxy (in-process a detached command's failure comes back before
+// the call returns, and no event was handed out).
+inline bool event_handed_out_unanswered(Session& session, bool detached) { return detached && !in_process(session); }
 // Reads a native clGet*Info value whole; `query(size, value, size_ret)` is the bound clGet*Info.
 // Most values are small: one call with room for them, instead of asking the size first (a
 // native query cost 0.24 µs on NVIDIA).

@@ -292,8 +292,7 @@ EnqueueNDRangeKernel::Reply execute(Call& call, const EnqueueNDRangeKernel::Requ
   try {
     enqueue_kernel(call, request);
   } catch (const ClError& error) {
-    // The client has already given the application this launch's event (in-process it has not).
-    if (request.detached && !in_process(call.session))
+    if (event_handed_out_unanswered(call.session, request.detached))
       keep_failed_event(call, request.queue, request.tail.event, error.code);
     throw;
   }

@@ -394,9 +394,8 @@ void execute(Call& call, const ReadBuffer::Request& request, const Replier& late
   try {
     read_buffer(call, request, later);
   } catch (const ClError& error) {
-    // The client has already given the application this read's event, and waits for its status
-    // (in-process it has not: the failure comes back before the call returns).
-    if (request.detached && !in_process(call.session)) {
+    // The client waits for this read's status too.
+    if (event_handed_out_unanswered(call.session, request.detached)) {
       keep_failed_event(call, request.queue, request.tail.event, error.code);
       later.send_status(error.code);
     }
@@ -408,8 +407,7 @@ void execute(Call& call, const WriteBuffer::Request& request, const Replier& lat
   try {
     write_buffer(call, request, later);
   } catch (const ClError& error) {
-    // The client has already given the application this write's event (in-process it has not).
-    if (request.detached && !in_process(call.session))
+    if (event_handed_out_unanswered(call.session, request.detached))
       keep_failed_event(call, request.queue, request.tail.event, error.code);
     throw;
   }
