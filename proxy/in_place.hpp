@@ -63,8 +63,9 @@ cl_event transfer_unwatched(Call& call, Native native, const Enqueue& enqueue, p
   return event;
 }
 
-// In-process, the reply of a rectangle or image transfer in place once it is enqueued: none for
-// one that does not block (protocol::answered_only_on_failure).
+// In-process, the reply of a transfer in place once it is enqueued: none for one answered only
+// if it fails (protocol::answered_only_on_failure: a detached write, a non-blocking rectangle or
+// image transfer).
 template <class M>
 void confirm_in_place(const typename M::Request& request, const Replier& later) {
   if (!protocol::answered_only_on_failure<M>(request, true)) later.reply<M>(CL_SUCCESS);

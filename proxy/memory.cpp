@@ -259,7 +259,7 @@ void write_buffer(Call& call, const WriteBuffer::Request& request, const Replier
     } else {
       buffer_in_place(call, clEnqueueWriteBuffer, enqueue, mem, request, later);
     }
-    if (!answered_only_on_failure<WriteBuffer>(request, true)) later.reply<WriteBuffer>(CL_SUCCESS);
+    confirm_in_place<WriteBuffer>(request, later);
     return;
   }
   if (request.size == 0) {
