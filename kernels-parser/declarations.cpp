@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 
 namespace hivecl::kernels_parser {
 
@@ -34,7 +35,9 @@ struct Attributes {
   std::optional<uint64_t> aligned = 0;  // 0: none given; nullopt: aligned without a value
 };
 
-using Tokens = std::vector<Token>;
+// Views into the preprocessed tokens: nested definitions are read in place, never copied (a
+// hostile source nests them thousands deep).
+using Tokens = std::span<const Token>;
 
 const std::map<std::string, uint64_t>& scalar_sizes() {
   static const std::map<std::string, uint64_t> sizes{{"char", 1}, {"uchar", 1}, {"short", 2}, {"ushort", 2},
@@ -112,7 +115,7 @@ constexpr int max_nesting = 256;
 uint64_t round_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 // Index of the token that closes the bracket at `open`, or tokens.size().
-size_t matching(const Tokens& tokens, size_t open) {
+size_t matching(Tokens tokens, size_t open) {
   if (open >= tokens.size() || !(tokens[open].is("(") || tokens[open].is("{") || tokens[open].is("["))) return tokens.size();
   const std::string opening = tokens[open].text;
   const std::string closing = opening == "(" ? ")" : opening == "{" ? "}" : "]";
@@ -124,24 +127,26 @@ size_t matching(const Tokens& tokens, size_t open) {
   return tokens.size();
 }
 
-Tokens slice(const Tokens& tokens, size_t begin, size_t end) {
+Tokens slice(Tokens tokens, size_t begin, size_t end) {
   end = std::min(end, tokens.size());
-  return begin < end ? Tokens(tokens.begin() + static_cast<long>(begin), tokens.begin() + static_cast<long>(end)) : Tokens{};
+  return begin < end ? tokens.subspan(begin, end - begin) : Tokens{};
 }
 
 // Splits at top-level occurrences of `separator`.
-std::vector<Tokens> split(const Tokens& tokens, std::string_view separator) {
-  std::vector<Tokens> parts(1);
+std::vector<Tokens> split(Tokens tokens, std::string_view separator) {
+  std::vector<Tokens> parts;
+  size_t begin = 0;
   int depth = 0;
-  for (const Token& token : tokens) {
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const Token& token = tokens[i];
     if (token.is("(") || token.is("[") || token.is("{")) ++depth;
     if (token.is(")") || token.is("]") || token.is("}")) --depth;
     if (depth == 0 && token.is(separator)) {
-      parts.emplace_back();
-      continue;
+      parts.push_back(slice(tokens, begin, i));
+      begin = i + 1;
     }
-    parts.back().push_back(token);
   }
+  parts.push_back(slice(tokens, begin, tokens.size()));
   return parts;
 }
 
@@ -149,8 +154,9 @@ class Declarations {
  public:
   explicit Declarations(Preprocessor& preprocessor) : preprocessor_(preprocessor) {}
 
-  std::vector<Kernel> run(const Tokens& tokens) {
-    for (size_t i = 0; i < tokens.size(); ++i) {
+  std::vector<Kernel> run(Tokens tokens) {
+    // Past an uncertainty of the whole program nothing it found would be used.
+    for (size_t i = 0; i < tokens.size() && preprocessor_.certain(); ++i) {
       if (tokens[i].is("{")) {
         i = matching(tokens, i);  // function bodies and initializers: no kernel is defined inside
       } else if (tokens[i].is("typedef")) {
@@ -167,35 +173,39 @@ class Declarations {
   }
 
  private:
-  static bool defines_body(const Tokens& tokens, size_t keyword) {
+  static bool defines_body(Tokens tokens, size_t keyword) {
     size_t i = keyword + 1;
     while (i + 1 < tokens.size() && tokens[i].is("__attribute__")) i = matching(tokens, i + 1) + 1;
     if (i < tokens.size() && tokens[i].identifier()) ++i;
     return i < tokens.size() && tokens[i].is("{");
   }
 
-  // Removes __attribute__((...)) groups, noting the ones that change a layout.
-  Tokens strip_attributes(const Tokens& tokens, Attributes& attributes) {
-    Tokens kept;
+  // Removes __attribute__((...)) groups, noting the ones that change a layout; the tokens left
+  // are `tokens` themselves when there were none, else kept in `storage`.
+  Tokens strip_attributes(Tokens tokens, Attributes& attributes, std::vector<Token>& storage) {
+    const auto is_attribute = [](const Token& token) { return token.is("__attribute__"); };
+    if (std::none_of(tokens.begin(), tokens.end(), is_attribute)) return tokens;
+    storage.clear();
     for (size_t i = 0; i < tokens.size(); ++i) {
       if (!tokens[i].is("__attribute__") || i + 1 >= tokens.size() || !tokens[i + 1].is("(")) {
-        kept.push_back(tokens[i]);
+        storage.push_back(tokens[i]);
         continue;
       }
       const size_t close = matching(tokens, i + 1);
       note_attributes(slice(tokens, i + 1, close), attributes);
       i = close;
     }
-    return kept;
+    return storage;
   }
 
-  void note_attributes(const Tokens& group, Attributes& attributes) {
+  void note_attributes(Tokens group, Attributes& attributes) {
     for (size_t i = 0; i < group.size(); ++i) {
       if (group[i].is("packed") || group[i].is("__packed__")) attributes.packed = true;
       if (!group[i].is("aligned") && !group[i].is("__aligned__")) continue;
       if (i + 1 < group.size() && group[i + 1].is("(")) {
         const size_t close = matching(group, i + 1);
-        const Value value = preprocessor_.evaluate(slice(group, i + 2, close));
+        const Tokens expression = slice(group, i + 2, close);
+        const Value value = preprocessor_.evaluate({expression.begin(), expression.end()});
         attributes.aligned = value.known && value.number > 0 ? std::optional<uint64_t>(static_cast<uint64_t>(value.number)) : std::nullopt;
       } else {
         attributes.aligned = std::nullopt;  // the target's largest alignment
@@ -204,7 +214,7 @@ class Declarations {
   }
 
   // struct/union/enum at tokens[start], with or without a body; `used` counts the tokens read.
-  Type composite(const Tokens& tokens, size_t start, size_t& used) {
+  Type composite(Tokens tokens, size_t start, size_t& used) {
     const std::string keyword = tokens[start].text;
     size_t i = start + 1;
     Attributes attributes;
@@ -248,13 +258,14 @@ class Declarations {
   }
 
   // C's layout rules, as OpenCL C keeps them: each member at a multiple of its alignment.
-  Type layout(const Tokens& body, bool is_union, const Attributes& attributes) {
+  Type layout(Tokens body, bool is_union, const Attributes& attributes) {
     uint64_t size = 0, align = 1;
     bool known = true;
     for (const Tokens& member : split(body, ";")) {
       if (member.empty()) continue;
       Attributes member_attributes;
-      const Tokens stripped = strip_attributes(member, member_attributes);
+      std::vector<Token> storage;
+      const Tokens stripped = strip_attributes(member, member_attributes, storage);
       auto [type, declarators] = declaration(stripped);
       for (const Declarator& declarator : declarators) {
         const std::optional<uint64_t> alignment = attributes.packed || member_attributes.packed ? std::optional<uint64_t>(1) : type.align;
@@ -276,7 +287,7 @@ class Declarations {
   }
 
   // A declaration's type and its declarators (a parameter has one, a member or typedef several).
-  std::pair<Type, std::vector<Declarator>> declaration(const Tokens& tokens) {
+  std::pair<Type, std::vector<Declarator>> declaration(Tokens tokens) {
     size_t i = 0;
     std::vector<std::string> words;
     Type type;
@@ -312,7 +323,7 @@ class Declarations {
     if (pipe) type.object = ArgKind::pipe;
     access_ = access;
     std::vector<Declarator> declarators;
-    for (const Tokens& part : split(slice(tokens, i, tokens.size()), ","))
+    for (const Tokens part : split(slice(tokens, i, tokens.size()), ","))
       declarators.push_back(declarator(part));
     return {type, declarators};
   }
@@ -330,7 +341,7 @@ class Declarations {
     return Type{.name = words[0]};  // a type it does not know: by value, size unknown
   }
 
-  Declarator declarator(const Tokens& tokens) {
+  Declarator declarator(Tokens tokens) {
     Declarator result;
     for (size_t i = 0; i < tokens.size(); ++i) {
       const Token& token = tokens[i];
@@ -344,7 +355,8 @@ class Declarations {
         result.name = token.text;
       } else if (token.is("[")) {
         const size_t close = matching(tokens, i);
-        const Value count = preprocessor_.evaluate(slice(tokens, i + 1, close));
+        const Tokens expression = slice(tokens, i + 1, close);
+        const Value count = preprocessor_.evaluate({expression.begin(), expression.end()});
         result.count = count.known && count.number >= 0 && result.count ? std::optional<uint64_t>(*result.count * static_cast<uint64_t>(count.number)) : std::nullopt;
         result.array = true;
         i = close;
@@ -359,11 +371,12 @@ class Declarations {
     return result;
   }
 
-  size_t typedef_declaration(const Tokens& tokens, size_t start) {
+  size_t typedef_declaration(Tokens tokens, size_t start) {
     size_t end = start;
     while (end < tokens.size() && !tokens[end].is(";")) end = tokens[end].is("{") ? matching(tokens, end) + 1 : end + 1;
     Attributes attributes;
-    strip_attributes(slice(tokens, start, end), attributes);
+    std::vector<Token> unused;
+    strip_attributes(slice(tokens, start, end), attributes, unused);
     auto [type, declarators] = declaration(slice(tokens, start, end));
     for (const Declarator& declarator : declarators) {
       if (declarator.name.empty()) continue;
@@ -382,7 +395,7 @@ class Declarations {
     return end;
   }
 
-  size_t kernel_definition(const Tokens& tokens, size_t start) {
+  size_t kernel_definition(Tokens tokens, size_t start) {
     size_t i = start;
     while (i + 1 < tokens.size() && !(tokens[i].identifier() && !tokens[i].is("__attribute__") && tokens[i + 1].is("("))) {
       i = tokens[i].is("(") ? matching(tokens, i) + 1 : i + 1;
@@ -406,9 +419,9 @@ class Declarations {
     same->uncertainty = "defined twice";
   }
 
-  void read_parameters(Kernel& kernel, const Tokens& parameters) {
+  void read_parameters(Kernel& kernel, Tokens parameters) {
     if (parameters.empty() || (parameters.size() == 1 && parameters[0].is("void"))) return;
-    for (const Tokens& parameter : split(parameters, ",")) {
+    for (const Tokens parameter : split(parameters, ",")) {
       std::string problem;
       kernel.arguments.push_back(argument(parameter, problem));
       if (!problem.empty() && kernel.certain) {
@@ -418,10 +431,11 @@ class Declarations {
     }
   }
 
-  Argument argument(const Tokens& parameter, std::string& problem) {
+  Argument argument(Tokens parameter, std::string& problem) {
     Attributes attributes;
     unknown_type_.clear();
-    auto [type, declarators] = declaration(strip_attributes(parameter, attributes));
+    std::vector<Token> storage;
+    auto [type, declarators] = declaration(strip_attributes(parameter, attributes, storage));
     const Declarator declarator = declarators.empty() ? Declarator{} : declarators[0];
     Argument result{.name = declarator.name, .access = access_};
     const int pointers = type.pointers + declarator.pointers;

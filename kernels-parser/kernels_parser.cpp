@@ -71,7 +71,7 @@ Program parse(const std::vector<std::string>& sources, std::string_view options_
   for (const std::string& part : sources) source += part;
   preprocessor.run(source);
   Program program;
-  program.kernels = find_kernels(preprocessor.output(), preprocessor);
+  if (preprocessor.certain()) program.kernels = find_kernels(preprocessor.output(), preprocessor);
   program.certain = preprocessor.certain();
   program.uncertainty = preprocessor.uncertainty();
   return program;

@@ -38,7 +38,7 @@ struct Kernel {
 };
 
 struct Program {
-  std::vector<Kernel> kernels;
+  std::vector<Kernel> kernels;  // none when the program is uncertain: reading stops there
   bool certain = true;      // the whole source was understood: every kernel is listed
   std::string uncertainty;  // why not, when not certain
 

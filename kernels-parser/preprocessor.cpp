@@ -67,7 +67,8 @@ class Expander {
       preprocessor_.uncertain("macro calls nested too deeply");
       input_.clear();
     }
-    while (!input_.empty()) {
+    // Past an uncertainty of the whole program its tokens would not be used: stop there.
+    while (!input_.empty() && preprocessor_.certain()) {
       Token token = take();
       const auto found = token.identifier() && !hides(token, token.text) ? macros_.find(token.text) : macros_.end();
       if (found == macros_.end()) {
@@ -391,7 +392,7 @@ void Preprocessor::define(const std::string& name, const std::string& value) {
 void Preprocessor::run(const std::string& source, int depth) {
   std::vector<Token> tokens = lex(source);
   size_t position = 0;
-  while (position < tokens.size()) {
+  while (position < tokens.size() && certain()) {
     std::vector<Token> line = until_newline(tokens, position);
     if (!line.empty() && line[0].is("#")) {
       flush();
