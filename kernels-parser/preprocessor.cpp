@@ -117,6 +117,7 @@ class Expander {
   std::vector<Token> substitute(const Macro& macro, std::vector<std::vector<Token>> arguments) {
     if (macro.function_like) arguments = match_parameters(macro, std::move(arguments));
     std::vector<Token> result;
+    result.reserve(macro.body.size());
     bool paste_next = false;
     const auto& body = macro.body;
     for (size_t i = 0; i < body.size(); ++i) {
@@ -130,8 +131,11 @@ class Expander {
         item.push_back(stringify(arguments[static_cast<size_t>(parameter_index(macro, body[++i]))]));
       } else if (parameter >= 0) {
         const bool pasted = paste_next || (i + 1 < body.size() && body[i + 1].is("##"));
-        const auto& argument = arguments[static_cast<size_t>(parameter)];
-        item = pasted ? argument : Expander(macros_, preprocessor_, argument, depth_ + 1).run();
+        std::vector<Token>& argument = arguments[static_cast<size_t>(parameter)];
+        item = pasted ? argument : Expander(macros_, preprocessor_, last_use(macro, i, parameter, argument), depth_ + 1).run();
+      } else if (!paste_next) {
+        result.push_back(body[i]);  // most of a body: no vector of its own (runaway expansions make millions)
+        continue;
       } else {
         item.push_back(body[i]);
       }
@@ -139,6 +143,15 @@ class Expander {
       paste_next = false;
     }
     return result;
+  }
+
+  // The argument itself where the body names its parameter at `i` for the last time, else a
+  // copy: a call nested deep inside another's argument is then not copied at every level.
+  static std::vector<Token> last_use(const Macro& macro, size_t i, int parameter, std::vector<Token>& argument) {
+    const bool named_later = std::any_of(macro.body.begin() + static_cast<long>(i) + 1, macro.body.end(),
+                                         [&](const Token& token) { return parameter_index(macro, token) == parameter; });
+    if (named_later) return argument;
+    return std::move(argument);
   }
 
   std::vector<std::vector<Token>> match_parameters(const Macro& macro, std::vector<std::vector<Token>> arguments) {
