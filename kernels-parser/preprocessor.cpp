@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 #include <optional>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@ constexpr int max_include_depth = 32;
 // Limits that keep hostile or runaway sources from exhausting the stack or memory.
 constexpr int max_nesting = 256;
 constexpr size_t max_expanded_tokens = size_t{1} << 20;  // real kernels stay far below
+constexpr std::uintmax_t max_header_bytes = std::uintmax_t{64} << 20;
 
 // Names the device compiler (or its headers) may define: their values are not known here.
 bool device_may_define(const std::string& name) {
@@ -491,7 +493,14 @@ void Preprocessor::include_directive(const std::vector<Token>& arguments, int de
   if (const auto embedded = embedded_headers_.find(file); embedded != embedded_headers_.end())
     return run(embedded->second, depth + 1);
   for (const std::string& directory : include_directories_) {
-    std::ifstream in(std::filesystem::path(directory) / file);
+    const std::filesystem::path path = std::filesystem::path(directory) / file;
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) continue;
+    // A device or a pipe (-I /dev, "zero") would never end; a directory is no header.
+    if (!std::filesystem::is_regular_file(path, error) || std::filesystem::file_size(path, error) > max_header_bytes ||
+        error)
+      return uncertain("#include \"" + file + "\" is no header it can read");
+    std::ifstream in(path);
     if (!in) continue;
     std::ostringstream text;
     text << in.rdbuf();

@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -178,6 +180,16 @@ TEST_CASE("an #include it cannot read makes the program uncertain; one in a -I d
   CHECK(program.certain_kernel("j") != nullptr);
   CHECK(program.certain_kernel("j")->arguments[0].kind == K::global_memory);
   CHECK(program.certain_kernel("k") == nullptr);  // an array parameter
+  std::filesystem::remove_all(directory);
+}
+
+TEST_CASE("an #include of a device, a pipe or a directory makes the program uncertain, and ends", "[kernels-parser]") {
+  CHECK_FALSE(parse("#include \"zero\"\nkernel void k(int x) {}", "-I /dev").certain);  // endless
+  CHECK_FALSE(parse("#include \"dev\"\nkernel void k(int x) {}", "-I /").certain);
+  const auto directory = std::filesystem::temp_directory_path() / "kernels-parser-fifo";
+  std::filesystem::create_directories(directory);
+  REQUIRE(mkfifo((directory / "fifo.h").c_str(), 0600) == 0);  // no writer: opening it would wait for ever
+  CHECK_FALSE(parse("#include \"fifo.h\"\nkernel void k(int x) {}", "-I " + directory.string()).certain);
   std::filesystem::remove_all(directory);
 }
 
