@@ -71,8 +71,11 @@ Program parse(const std::vector<std::string>& sources, std::string_view options_
   for (const std::string& part : sources) source += part;
   preprocessor.run(source);
   Program program;
-  if (preprocessor.certain()) program.kernels = find_kernels(preprocessor.output(), preprocessor);
+  // Reading the declarations may find the program uncertain too (an array size it cannot evaluate).
+  std::vector<Kernel> kernels;
+  if (preprocessor.certain()) kernels = find_kernels(preprocessor.output(), preprocessor);
   program.certain = preprocessor.certain();
+  if (program.certain) program.kernels = std::move(kernels);
   program.uncertainty = preprocessor.uncertainty();
   return program;
 }
