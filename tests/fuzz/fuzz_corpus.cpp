@@ -1,14 +1,16 @@
 // Writes the seed corpora of the fuzz targets, encoded from the message table:
-//   fuzz-corpus DECODERS_DIR SESSION_DIR
+//   fuzz-corpus DECODERS_DIR SESSION_DIR KERNELS_PARSER_DIR
 // DECODERS_DIR gets a sample of every type of decodable_types(); SESSION_DIR gets a
 // whole valid session (context, queue, buffers, transfers, a program, a kernel run,
-// queries, events, releases) and every message alone with sample field values.
+// queries, events, releases) and every message alone with sample field values;
+// KERNELS_PARSER_DIR the kernels-parser's test corpus (options, a newline, the source).
 #include <CL/cl.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "corpus.hpp"
 #include "fuzz_inputs.hpp"
 #include "protocol_samples.hpp"
 
@@ -114,13 +116,12 @@ Bytes whole_session() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: fuzz-corpus DECODERS_DIR SESSION_DIR\n");
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: fuzz-corpus DECODERS_DIR SESSION_DIR KERNELS_PARSER_DIR\n");
     return 2;
   }
-  const std::filesystem::path decoders = argv[1], session = argv[2];
-  std::filesystem::create_directories(decoders);
-  std::filesystem::create_directories(session);
+  const std::filesystem::path decoders = argv[1], session = argv[2], kernels = argv[3];
+  for (const auto& directory : {decoders, session, kernels}) std::filesystem::create_directories(directory);
   const auto& types = fuzz::decodable_types();
   for (size_t i = 0; i < types.size(); ++i) {
     Bytes input{static_cast<std::byte>(i)};
@@ -129,6 +130,8 @@ int main(int argc, char** argv) {
     write_file(decoders / types[i].name, input);
   }
   write_file(session / "whole-session", whole_session());
+  for (const kernels_parser::corpus::Source& source : kernels_parser::corpus::sources())
+    std::ofstream(kernels / source.name) << source.options << '\n' << source.text;
   for_each_message([&]<class M>() {
     typename M::Request request{};
     samples::fill(request, 1);

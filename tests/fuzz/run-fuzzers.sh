@@ -8,15 +8,16 @@
 # FUZZ_WORK_DIR keeps the grown corpora and any crash inputs (default: a temporary directory).
 set -euo pipefail
 build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
 seconds=${2:-60}
 fuzz=$build/tests/fuzz
 work=${FUZZ_WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hivecl-fuzz.XXXXXX")}
-targets=(decoders session control-ring build-log)
+targets=(decoders session control-ring build-log kernels-parser)
 at_once=${FUZZ_JOBS:-$(nproc)}
 mkdir -p "$work"
-"$fuzz/fuzz-corpus" "$work/seed-decoders" "$work/seed-session"
+"$fuzz/fuzz-corpus" "$work/seed-decoders" "$work/seed-session" "$work/seed-kernels-parser"
 # PoCL and Open MPI keep memory for the life of the process: their leaks are not findings.
-export LSAN_OPTIONS=suppressions=$(cd "$(dirname "$0")/.." && pwd)/sanitizer/lsan.supp:print_suppressions=0
+export LSAN_OPTIONS=suppressions=$here/../sanitizer/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The session target runs the native OpenCL: it must see the native platform only.
 export OCL_ICD_VENDORS=/etc/OpenCL/vendors
@@ -25,7 +26,10 @@ export OCL_ICD_VENDORS=/etc/OpenCL/vendors
 fuzz_target() {
   local target=$1
   mkdir -p "$work/corpus-$target" "$work/crashes-$target" "$work/seed-$target"
-  "$fuzz/fuzz-$target" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
+  # OpenCL C's words and punctuation for the parser's target.
+  local dictionary=()
+  [ "$target" != kernels-parser ] || dictionary=(-dict="$here/opencl-c.dict")
+  "$fuzz/fuzz-$target" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 "${dictionary[@]}" \
     -artifact_prefix="$work/crashes-$target/" "$work/corpus-$target" "$work/seed-$target" \
     >"$work/fuzz-$target.log" 2>&1
 }
