@@ -495,9 +495,10 @@ void Preprocessor::include_directive(const std::vector<Token>& arguments, int de
   for (const std::string& directory : include_directories_) {
     const std::filesystem::path path = std::filesystem::path(directory) / file;
     std::error_code error;
-    if (!std::filesystem::exists(path, error)) continue;
+    const std::filesystem::file_status status = std::filesystem::status(path, error);
+    if (!std::filesystem::exists(status)) continue;
     // A device or a pipe (-I /dev, "zero") would never end; a directory is no header.
-    if (!std::filesystem::is_regular_file(path, error) || std::filesystem::file_size(path, error) > max_header_bytes ||
+    if (!std::filesystem::is_regular_file(status) || std::filesystem::file_size(path, error) > max_header_bytes ||
         error)
       return uncertain("#include \"" + file + "\" is no header it can read");
     std::ifstream in(path);
