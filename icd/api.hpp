@@ -98,23 +98,25 @@ void drop_device(cl_device_id device);
 void remote_info(Connection* connection, protocol::InfoFamily family, protocol::ObjectId object, cl_uint param,
                  InfoReply& reply, protocol::ObjectId device = protocol::no_object, cl_uint arg_index = 0);
 
-// Spanning contexts: a user event on one connection that stands for a command of another in a
-// wait list (set when that command completes or fails). It is released once it was both set
-// and named by the command that waits for it: the last of the two drops it (set proxy to
-// proxy, it has the command alone to hold it).
-struct Relay {
-  Connection* connection = nullptr;
-  protocol::ObjectId id = protocol::no_object;
-  std::atomic<int> holders{2};
-  void drop();
+// Spanning contexts: an event of HiveCL's own on a connection that commands there wait for (a
+// user event standing for a command of another part, a move's landing), released there once its
+// last holder lets it go.
+struct OwnEvent {
+  OwnEvent(Connection* connection, protocol::ObjectId id) : connection(connection), id(id) {}
+  OwnEvent(const OwnEvent&) = delete;
+  OwnEvent& operator=(const OwnEvent&) = delete;
+  ~OwnEvent();
+  Connection* const connection;
+  const protocol::ObjectId id;
 };
 
 // The remote ids on `connection` of an event wait list, checked as every enqueue must: the list
 // and its count agree, each event is live, and all belong to `context`. In a spanning context,
-// a command of the list on another connection is stood for by a Relay, added to `relays`.
+// a command of the list on another connection is stood for by a user event there (a relay),
+// added to `relays`.
 std::vector<protocol::ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, const cl_event* events,
                                               Connection* connection,
-                                              std::vector<std::shared_ptr<Relay>>& relays);
+                                              std::vector<std::shared_ptr<OwnEvent>>& relays);
 
 // The common part of every enqueue: the command's position in its queue, and the event
 // the application asked for (or none), created once the proxy accepted the command.
@@ -123,17 +125,17 @@ class EnqueuedCommand {
   EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, const cl_event* wait_events, cl_event* event_out);
   EnqueuedCommand(const EnqueuedCommand&) = delete;
   EnqueuedCommand& operator=(const EnqueuedCommand&) = delete;
-  // The command was sent (or failed): it no longer needs its relays.
+  // The command was sent (or failed): it no longer holds HiveCL's events it waits for.
   ~EnqueuedCommand();
   _cl_command_queue* queue() const { return queue_; }
   Connection* connection() const { return queue_->connection; }
   protocol::EnqueueTail tail() const { return {wait_ids_, event_id_}; }
   uint64_t position() const { return position_; }
-  // Spanning contexts: the command also waits for `event`, one of HiveCL's own on its
-  // connection (data brought there), released once the command was sent.
-  void wait_also(protocol::ObjectId event) {
-    wait_ids_.push_back(event);
-    own_waits_.push_back(event);
+  // Spanning contexts: the command also waits for `event` (data brought to its connection),
+  // held until the command was sent.
+  void wait_also(std::shared_ptr<OwnEvent> event) {
+    wait_ids_.push_back(event->id);
+    own_events_.push_back(std::move(event));
   }
   // Publishes the event (if asked for) after the proxy accepted the command.
   _cl_event* complete(cl_command_type type, std::shared_ptr<Incoming> incoming = nullptr);
@@ -143,9 +145,8 @@ class EnqueuedCommand {
 
  private:
   _cl_command_queue* queue_;
-  std::vector<std::shared_ptr<Relay>> relays_;  // before wait_ids_, which wait_list_ids fills with them
+  std::vector<std::shared_ptr<OwnEvent>> own_events_;  // before wait_ids_, which wait_list_ids adds relays to
   std::vector<protocol::ObjectId> wait_ids_;
-  std::vector<protocol::ObjectId> own_waits_;
   cl_event* event_out_;
   protocol::ObjectId event_id_ = protocol::no_object;
   uint64_t position_ = 0;

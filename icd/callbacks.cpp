@@ -2,15 +2,20 @@
 
 namespace hivecl::icd {
 
-CallbackThread& CallbackThread::get() {
-  // Never destroyed: its thread may still wait when the process exits.
-  static CallbackThread* const thread = new CallbackThread();
+// Never destroyed: their threads may still wait when the process exits.
+TaskThread& TaskThread::callbacks() {
+  static TaskThread* const thread = new TaskThread();
   return *thread;
 }
 
-void CallbackThread::post(std::function<void()> callback) {
+TaskThread& TaskThread::moves() {
+  static TaskThread* const thread = new TaskThread();
+  return *thread;
+}
+
+void TaskThread::post(std::function<void()> task) {
   std::lock_guard lock(mutex_);
-  queue_.push_back(std::move(callback));
+  queue_.push_back(std::move(task));
   if (!started_) {
     started_ = true;
     std::thread([this] { run(); }).detach();
@@ -18,16 +23,16 @@ void CallbackThread::post(std::function<void()> callback) {
   ready_.notify_one();
 }
 
-void CallbackThread::run() {
+void TaskThread::run() {
   while (true) {
-    std::function<void()> callback;
+    std::function<void()> task;
     {
       std::unique_lock lock(mutex_);
       ready_.wait(lock, [this] { return !queue_.empty(); });
-      callback = std::move(queue_.front());
+      task = std::move(queue_.front());
       queue_.pop_front();
     }
-    callback();
+    task();
   }
 }
 

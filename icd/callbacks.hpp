@@ -1,5 +1,6 @@
-// The thread that runs the application's event callbacks: a HiveCL thread, neither the
-// application's nor the MPI progress thread (a callback may call OpenCL, which needs it).
+// Threads of HiveCL's own in the application that run work handed to them, one piece after the
+// other: neither the application's threads nor the MPI progress thread (the work may call
+// OpenCL, which needs that one).
 #pragma once
 
 #include <condition_variable>
@@ -10,14 +11,18 @@
 
 namespace hivecl::icd {
 
-class CallbackThread {
+class TaskThread {
  public:
-  static CallbackThread& get();
-  // Runs `callback` on the callback thread, after those posted before it.
-  void post(std::function<void()> callback);
+  // The application's event callbacks and program notifications, and the relays of spanning contexts.
+  static TaskThread& callbacks();
+  // Spanning contexts: buffer data moved through this process, apart from the callbacks so
+  // that a large move does not hold the application's callbacks back.
+  static TaskThread& moves();
+  // Runs `task` on the thread, after those posted before it.
+  void post(std::function<void()> task);
 
  private:
-  CallbackThread() = default;
+  TaskThread() = default;
   [[noreturn]] void run();
 
   std::mutex mutex_;

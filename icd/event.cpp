@@ -19,44 +19,42 @@ namespace {
 // Between two proxies, proxy to proxy: the relay's proxy makes it, expecting the event's status
 // under a ticket, and the event's proxy claims the ticket and sends the status when the event
 // has ended. Nothing passes through this process.
-void signal_between_proxies(_cl_event* event, const _cl_context* context, Relay& relay) {
+std::shared_ptr<OwnEvent> signal_between_proxies(_cl_event* event, const _cl_context* context, Connection* connection) {
   const Bytes ticket = new_peer_ticket();
-  relay.connection->call<ExpectPeerEvent>(
-      {.ticket = ticket, .context = context->id_on(relay.connection), .event = relay.id});
-  relay.holders = 1;  // the waiting command's only: no watch here
+  const ObjectId id = connection->new_id();
+  connection->call<ExpectPeerEvent>({.ticket = ticket, .context = context->id_on(connection), .event = id});
+  auto relay = std::make_shared<OwnEvent>(connection, id);
   try {
     event->connection->call<SignalPeer>({.ticket = ticket, .event = event->id,
-                                         .peer_node = relay.connection->record().node,
-                                         .peer_pid = relay.connection->record().pid});
+                                         .peer_node = connection->record().node,
+                                         .peer_pid = connection->record().pid});
   } catch (const ClError& error) {
-    relay.connection->post<CancelPeerTicket>({.ticket = ticket, .status = error.code});
-    relay.drop();
+    connection->post<CancelPeerTicket>({.ticket = ticket, .status = error.code});
     throw;
   }
+  return relay;
 }
 
 // A user event on `connection` that completes (or fails) when `event`, a command of another
 // part, does: set proxy to proxy where both are proxies; otherwise by this process, from a
-// watch whose answer is handed to HiveCL's callback thread.
-std::shared_ptr<Relay> relay_of(_cl_event* event, const _cl_context* context, Connection* connection) {
-  auto relay = std::make_shared<Relay>();  // (Clang 14, the fuzz build's, has no parenthesised aggregates)
-  relay->connection = connection;
-  relay->id = connection->new_id();
-  if (!connection->in_process() && !event->connection->in_process()) {
-    signal_between_proxies(event, context, *relay);
-    return relay;
-  }
-  connection->call<CreateUserEvent>({.id = relay->id, .context = context->id_on(connection)});
+// watch whose answer is handed to HiveCL's callback thread (which lets the relay go: never the
+// thread that answers the watch).
+std::shared_ptr<OwnEvent> relay_of(_cl_event* event, const _cl_context* context, Connection* connection) {
+  if (!connection->in_process() && !event->connection->in_process())
+    return signal_between_proxies(event, context, connection);
+  const ObjectId id = connection->new_id();
+  connection->call<CreateUserEvent>({.id = id, .context = context->id_on(connection)});
+  auto relay = std::make_shared<OwnEvent>(connection, id);
   event->connection->call_later<WatchEvent>(
-      {.event = event->id, .status = CL_COMPLETE}, [relay](cl_int status, const WatchEvent::Reply& reply) {
+      {.event = event->id, .status = CL_COMPLETE},
+      [relay](cl_int status, const WatchEvent::Reply& reply) mutable {
         const cl_int reached = status == CL_SUCCESS ? reply.execution_status : status;
-        CallbackThread::get().post([relay, reached] {
+        TaskThread::callbacks().post([relay = std::move(relay), reached] {
           try {
             relay->connection->call<SetUserEventStatus>(
                 {.event = relay->id, .execution_status = std::min(reached, CL_COMPLETE)});
           } catch (const ClError&) {  // the waiting command's proxy is gone: its commands fail anyway
           }
-          relay->drop();
         });
       });
   return relay;
@@ -64,12 +62,10 @@ std::shared_ptr<Relay> relay_of(_cl_event* event, const _cl_context* context, Co
 
 }  // namespace
 
-void Relay::drop() {
-  if (holders.fetch_sub(1, std::memory_order_acq_rel) == 1) release_remote(connection, ObjectKind::event, id);
-}
+OwnEvent::~OwnEvent() { release_remote(connection, ObjectKind::event, id); }
 
 std::vector<ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, const cl_event* events,
-                                    Connection* connection, std::vector<std::shared_ptr<Relay>>& relays) {
+                                    Connection* connection, std::vector<std::shared_ptr<OwnEvent>>& relays) {
   if ((count == 0) != (events == nullptr)) throw ClError{CL_INVALID_EVENT_WAIT_LIST};
   std::vector<ObjectId> ids;
   for (cl_uint i = 0; i < count; ++i) {
@@ -90,7 +86,7 @@ std::vector<ObjectId> wait_list_ids(const _cl_context* context, cl_uint count, c
 EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, const cl_event* wait_events,
                                  cl_event* event_out)
     : queue_(checked(queue)),
-      wait_ids_(wait_list_ids(queue_->context.get(), wait_count, wait_events, queue_->connection, relays_)),
+      wait_ids_(wait_list_ids(queue_->context.get(), wait_count, wait_events, queue_->connection, own_events_)),
       event_out_(event_out) {
   if (event_out_) event_id_ = queue_->connection->new_id();
   const std::optional<uint64_t> sent = queue_->all_sent();
@@ -109,8 +105,7 @@ EnqueuedCommand::EnqueuedCommand(cl_command_queue queue, cl_uint wait_count, con
 }
 
 EnqueuedCommand::~EnqueuedCommand() {
-  for (const auto& relay : relays_) relay->drop();
-  for (ObjectId event : own_waits_) release_remote(queue_->connection, ObjectKind::event, event);
+  own_events_.clear();
   queue_->calls_ended.fetch_add(1);
 }
 
@@ -325,7 +320,7 @@ CL_API_ENTRY cl_int CL_API_CALL clSetEventCallback(cl_event event, cl_int comman
         {.event = event->id, .status = wanted},
         [hold, wanted, pfn_notify, user_data](cl_int status, const WatchEvent::Reply& reply) {
           const cl_int reported = status == CL_SUCCESS ? reply.execution_status : status;
-          CallbackThread::get().post([hold, wanted, reported, pfn_notify, user_data] {
+          TaskThread::callbacks().post([hold, wanted, reported, pfn_notify, user_data] {
             run_event_callback(*hold, wanted, reported, pfn_notify, user_data);
           });
         });

@@ -147,12 +147,13 @@ struct _cl_context : hivecl::icd::Shared<_cl_context> {
   std::vector<cl_device_id> devices;
   std::vector<cl_context_properties> properties;  // as the application gave them, 0-terminated or empty
   DestructorCallbacks<cl_context> destructor_callbacks;
-  // Spanning contexts: a queue of HiveCL's own per part, made on first use, that moves buffer
+  // Spanning contexts: queues of HiveCL's own per part, made on first use, that move buffer
   // data between parts (index: the part's).
   std::mutex service_mutex;
   // With their connections: the context's replicas are gone when the queues are released.
-  std::vector<hivecl::icd::Replica> service_queues;
+  std::vector<hivecl::icd::Replica> service_queues;  // proxy to proxy: send, and wait for landings
   std::vector<hivecl::icd::Replica> landing_queues;  // write the data other proxies send
+  std::vector<hivecl::icd::Replica> move_queues;     // read and write what moves through this process
 
   ~_cl_context();
   bool has_device(cl_device_id device) const;

@@ -156,7 +156,7 @@ using BuildNotify = void(CL_CALLBACK*)(cl_program, void*);
 void notify_built(_cl_program* program, BuildNotify pfn_notify, void* user_data) {
   if (!pfn_notify) return;
   auto hold = std::make_shared<Ref<_cl_program>>(program);
-  CallbackThread::get().post([hold, pfn_notify, user_data] {
+  TaskThread::callbacks().post([hold, pfn_notify, user_data] {
     pfn_notify(hold->get(), user_data);
     *hold = Ref<_cl_program>();  // the hold ends here, not in the application's thread
   });

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "icd/api.hpp"
+#include "icd/callbacks.hpp"
 #include "log.hpp"
 
 using namespace hivecl::protocol;
@@ -68,19 +69,15 @@ void split_at(Spread& spread, size_t at) {
   spread.holders.emplace(at, holders);
 }
 
-// Waits for every command of the queues that wrote the buffer on `part`.
-void finish_writers(Spread& spread, size_t part) {
-  for (const auto& queue : spread.writers[part]) queue->finish();
-  spread.writers[part].clear();
-}
-
 // Reads [begin, end) of the root buffer from part `from` into this process and writes it on
-// part `to`, where it has landed on the device once this returns.
+// part `to`, where it has landed on the device once this returns. With queues that hold nothing
+// else (no command there waits for another).
 void move_range(_cl_mem* root, size_t from, size_t to, size_t begin, size_t end) {
   _cl_context* context = root->context.get();
   Connection* source = context->part_connection(from);
   Connection* target = context->part_connection(to);
-  const ObjectId source_queue = service_queue(context, from), target_queue = service_queue(context, to);
+  const ObjectId source_queue = own_queue(context, from, &_cl_context::move_queues);
+  const ObjectId target_queue = own_queue(context, to, &_cl_context::move_queues);
   const ObjectId source_id = root->id_on(source), target_id = root->id_on(target);
   log::debug("spanning context: moving bytes ", begin, " to ", end, " of a buffer from ", source->record().node,
              " to ", target->record().node);
@@ -101,6 +98,96 @@ void move_range(_cl_mem* root, size_t from, size_t to, size_t begin, size_t end)
   target->call<Finish>({.queue = target_queue});
 }
 
+// The moves landing on `part` that overlap [begin, end).
+std::vector<std::shared_ptr<OwnEvent>> landings_on(const Spread& spread, size_t part, size_t begin, size_t end) {
+  std::vector<std::shared_ptr<OwnEvent>> found;
+  for (const Spread::Landing& landing : spread.landings[part])
+    if (landing.begin < end && begin < landing.end) found.push_back(landing.landed);
+  return found;
+}
+
+// An event of `connection` that ends when the commands so far of `queue` have (a marker there).
+std::shared_ptr<OwnEvent> end_marker(Connection* connection, ObjectId queue) {
+  const ObjectId id = connection->new_id();
+  connection->call<EnqueueMarker>({.queue = queue, .barrier = false, .tail = {.wait_list = {}, .event = id}});
+  return std::make_shared<OwnEvent>(connection, id);
+}
+
+// A move through this process, waiting for the events it must follow (watched); run on HiveCL's
+// move thread, where all of its state is touched and its last holder lets it go.
+struct PendingMove {
+  Ref<_cl_mem> root;  // its ids on each part, and its context's queues, while the move needs them
+  size_t from = 0, to = 0, begin = 0, end = 0;
+  std::shared_ptr<OwnEvent> landed;               // a user event on `to`, set once the data is there
+  std::vector<std::shared_ptr<OwnEvent>> before;  // on `from`: held until they have ended
+  size_t waiting = 0;                             // of `before`, and the start
+  cl_int status = CL_COMPLETE;                    // or the first failure among `before`
+
+  static void ended(std::shared_ptr<PendingMove> move, cl_int reached) {
+    TaskThread::moves().post([move = std::move(move), reached] {
+      if (reached < 0 && move->status == CL_COMPLETE) move->status = reached;
+      if (--move->waiting == 0) move->run();
+    });
+  }
+
+  // Watches each of `before` (one whose part is lost counts as failed), and counts the start
+  // itself as one more.
+  static void start(const std::shared_ptr<PendingMove>& move) {
+    move->waiting = move->before.size() + 1;
+    for (const auto& event : move->before) {
+      try {
+        event->connection->call_later<WatchEvent>(
+            {.event = event->id, .status = CL_COMPLETE},
+            [move](cl_int status, const WatchEvent::Reply& reply) mutable {
+              ended(std::move(move), status == CL_SUCCESS ? reply.execution_status : status);
+            });
+      } catch (const ClError& error) {
+        ended(move, error.code);
+      }
+    }
+    ended(move, CL_COMPLETE);
+  }
+
+  void run() {
+    before.clear();
+    if (status == CL_COMPLETE) {
+      try {
+        move_range(root.get(), from, to, begin, end);
+      } catch (const ClError& error) {
+        status = error.code;
+      }
+    }
+    if (status != CL_COMPLETE) log::warn("spanning context: a move of buffer data failed (", status, ")");
+    try {
+      landed->connection->call<SetUserEventStatus>({.event = landed->id, .execution_status = status});
+    } catch (const ClError&) {  // the waiting command's part is gone: its commands fail anyway
+    }
+  }
+};
+
+// Moves [begin, end) of the root buffer from part `from` to part `to` through this process (one of
+// them is in-process), without waiting: once the commands so far of the queues that wrote it on
+// `from`, and the moves still landing it there, have ended, HiveCL's move thread reads it and
+// writes it on `to`, then sets a user event there that `command` waits for (failed with the
+// move's error, or a failure it followed, should there be one).
+void move_through_here(Spread& spread, _cl_mem* root, size_t from, size_t to, size_t begin, size_t end,
+                       EnqueuedCommand& command) {
+  _cl_context* context = root->context.get();
+  Connection* source = context->part_connection(from);
+  Connection* target = context->part_connection(to);
+  auto move = std::make_shared<PendingMove>();
+  move->before = landings_on(spread, from, begin, end);
+  for (const auto& queue : spread.writers[from]) move->before.push_back(end_marker(source, queue->id));
+  const ObjectId landed = target->new_id();
+  target->call<CreateUserEvent>({.id = landed, .context = context->id_on(target)});
+  move->landed = std::make_shared<OwnEvent>(target, landed);
+  move->root = Ref<_cl_mem>(root);
+  move->from = from, move->to = to, move->begin = begin, move->end = end;
+  command.wait_also(move->landed);
+  spread.landings[to].push_back({begin, end, move->landed});
+  PendingMove::start(move);
+}
+
 // Has the proxy of part `from` send [begin, end) of the root buffer to the proxy of part `to`,
 // once the commands so far of the queues that wrote it on `from` have ended; `command` (on
 // `to`) waits for it to have landed. Pieces of move_piece: what each proxy holds at once.
@@ -115,12 +202,20 @@ void send_between_proxies(Spread& spread, _cl_mem* root, size_t from, size_t to,
   const ObjectId landing_queue = own_queue(context, to, &_cl_context::landing_queues);
   log::debug("spanning context: proxy ", source->record().node, " sends bytes ", begin, " to ", end,
              " of a buffer to proxy ", target->record().node);
+  // The holder's reads follow the moves still landing the range there (its service queue is in
+  // order: those from other proxies are on it already; those through this process are not).
+  std::vector<ObjectId> landing_there;
+  for (const auto& landing : landings_on(spread, from, begin, end)) landing_there.push_back(landing->id);
+  if (!landing_there.empty())
+    source->call<EnqueueMarker>(
+        {.queue = source_queue, .barrier = false, .tail = {.wait_list = landing_there, .event = no_object}});
   for (size_t offset = begin; offset < end; offset += move_piece) {
     const size_t size = std::min(move_piece, end - offset);
     const Bytes ticket = new_peer_ticket();
-    const ObjectId landed = target->new_id();
+    const ObjectId landed_id = target->new_id();
     target->call<ExpectPeerData>({.ticket = ticket, .queue = target_queue, .landing_queue = landing_queue,
-                                  .mem = root->id_on(target), .offset = offset, .size = size, .event = landed});
+                                  .mem = root->id_on(target), .offset = offset, .size = size, .event = landed_id});
+    const auto landed = std::make_shared<OwnEvent>(target, landed_id);
     command.wait_also(landed);
     try {
       source->call<SendToPeer>({.ticket = ticket, .queue = source_queue, .mem = root->id_on(source), .offset = offset,
@@ -130,6 +225,7 @@ void send_between_proxies(Spread& spread, _cl_mem* root, size_t from, size_t to,
       target->post<CancelPeerTicket>({.ticket = ticket, .status = error.code});
       throw;
     }
+    spread.landings[to].push_back({offset, offset + size, landed});
   }
 }
 
@@ -143,18 +239,28 @@ void bring(Spread& spread, _cl_mem* root, size_t part, size_t begin, size_t end,
     const auto next = std::next(range);
     const size_t range_end = next == spread.holders.end() ? spread.size : next->first;
     _cl_context* context = root->context.get();
-    if (!context->part_connection(from)->in_process() && !context->part_connection(part)->in_process()) {
+    if (!context->part_connection(from)->in_process() && !context->part_connection(part)->in_process())
       send_between_proxies(spread, root, from, part, range->first, range_end, command);
-    } else {
-      finish_writers(spread, from);
-      move_range(root, from, part, range->first, range_end);
-    }
+    else
+      move_through_here(spread, root, from, part, range->first, range_end, command);
     range->second |= part_bit(part);
   }
 }
 
-// [begin, end) written on `part` by a command of `queue`: only that part holds it now.
+// A command on `part` that uses [begin, end) waits for the moves that may still be landing any of it there.
+void wait_for_landings(const Spread& spread, size_t part, size_t begin, size_t end, EnqueuedCommand& command) {
+  for (auto& landed : landings_on(spread, part, begin, end)) command.wait_also(std::move(landed));
+}
+
+// [begin, end) written on `part` by a command of `queue`: only that part holds it now. The moves
+// that landed all of their data inside it elsewhere are of data no longer held there; those on
+// `part` stay, for commands there that do not wait for this one (a kernel's buffer arguments
+// count as written whether it writes them or not).
 void written(Spread& spread, const _cl_command_queue* queue, size_t part, size_t begin, size_t end) {
+  for (size_t other = 0; other < spread.landings.size(); ++other)
+    if (other != part)
+      std::erase_if(spread.landings[other],
+                    [&](const Spread::Landing& l) { return begin <= l.begin && l.end <= end; });
   split_at(spread, begin);
   split_at(spread, end);
   for (auto range = spread.holders.lower_bound(begin); range != spread.holders.end() && range->first < end; ++range)
@@ -205,6 +311,7 @@ std::shared_ptr<Spread> new_spread(const _cl_context* context, size_t size, bool
   spread->size = size;
   spread->holders.emplace(0, with_data ? part_bit(0) : ~PartMask{0});
   spread->writers.resize(context->part_count());
+  spread->landings.resize(context->part_count());
   return spread;
 }
 
@@ -220,6 +327,7 @@ ObjectId use_mem(const _cl_mem* mem, EnqueuedCommand& command, Access access, si
   // A range outside the buffer is the device's to refuse; nothing moves for it.
   if (offset > mem->size || size > mem->size - offset || size == 0) return id;
   const size_t begin = mem->origin + offset, end = begin + size;
+  wait_for_landings(spread, part, begin, end, command);
   if (static_cast<uint8_t>(access) & static_cast<uint8_t>(Access::reads)) bring(spread, root, part, begin, end, command);
   if (static_cast<uint8_t>(access) & static_cast<uint8_t>(Access::writes)) written(spread, queue, part, begin, end);
   return id;
@@ -230,7 +338,7 @@ ObjectId use_mem(const _cl_mem* mem, EnqueuedCommand& command, Access access) {
 }
 
 void release_service_queues(_cl_context* context) {
-  for (const auto* queues : {&context->service_queues, &context->landing_queues})
+  for (const auto* queues : {&context->service_queues, &context->landing_queues, &context->move_queues})
     for (const Replica& queue : *queues)
       if (queue.id != no_object) release_remote(queue.connection, ObjectKind::command_queue, queue.id);
 }

@@ -6,13 +6,16 @@
 // parts hold its latest data, and before a command on a part that reads a range held
 // elsewhere it moves that range there. Between two proxies the data goes from one to the
 // other (protocol/messages.hpp, "proxy to proxy"): the holder reads it once the commands of
-// the queues that wrote it there have ended, and the command waits for it to have landed;
-// the enqueue does not wait. To or from this process's in-process devices it goes through
-// this process: it waits for those queues, reads the range and writes it on the other part.
+// the queues that wrote it there have ended. To or from this process's in-process devices it
+// goes through this process: once those commands have ended, HiveCL's move thread reads the
+// range and writes it on the other part. Either way the enqueue does not wait, and every
+// command on the part that uses the range while it may still be landing waits for it to have
+// landed.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -22,6 +25,7 @@
 namespace hivecl::icd {
 
 class EnqueuedCommand;
+struct OwnEvent;
 
 // How a command uses a buffer range.
 enum class Access : uint8_t { reads = 1, writes = 2, reads_writes = 3 };
@@ -37,6 +41,13 @@ struct Spread {
   size_t size = 0;
   std::map<size_t, PartMask> holders;  // range start → holders of [start, next start)
   std::vector<std::vector<Ref<_cl_command_queue>>> writers;
+  // Data moved to a part: commands there that use an overlapping range wait for `landed`, until
+  // a command writes over all of it.
+  struct Landing {
+    size_t begin = 0, end = 0;
+    std::shared_ptr<OwnEvent> landed;
+  };
+  std::vector<std::vector<Landing>> landings;
 };
 
 // A ticket for buffer data or an event status sent from proxy to proxy: random, so that no

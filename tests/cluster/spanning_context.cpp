@@ -35,7 +35,9 @@ const char* source = R"(
 __kernel void add(__global int* data, int amount) { data[get_global_id(0)] += amount; }
 __kernel void scale(__constant int* from, __global int* to, int factor) {
   to[get_global_id(0)] = from[get_global_id(0)] * factor;
-})";
+}
+__kernel void twice(__global const int* from, __global int* to) { to[get_global_id(0)] = 2 * from[get_global_id(0)]; }
+)";
 
 constexpr size_t count = 1 << 16;
 constexpr size_t bytes = count * sizeof(int);
@@ -44,7 +46,8 @@ struct Setup {
   std::vector<cl_device_id> devices;  // two entries (the same device twice natively, if it has one)
   cl_context context = nullptr;
   cl_command_queue queues[2]{};
-  cl_kernel add = nullptr, scale = nullptr;
+  cl_command_queue second_on_1 = nullptr;  // another queue on device 1
+  cl_kernel add = nullptr, scale = nullptr, twice = nullptr;
 };
 
 Setup open(const char* platform_name) {
@@ -67,6 +70,8 @@ Setup open(const char* platform_name) {
     setup.queues[i] = clCreateCommandQueueWithProperties(setup.context, devices[i], nullptr, &status);
     check(status, "clCreateCommandQueueWithProperties");
   }
+  setup.second_on_1 = clCreateCommandQueueWithProperties(setup.context, devices[1], nullptr, &status);
+  check(status, "clCreateCommandQueueWithProperties");
   cl_program program = clCreateProgramWithSource(setup.context, 1, &source, nullptr, &status);
   check(status, "clCreateProgramWithSource");
   check(clBuildProgram(program, 0, nullptr, "", nullptr, nullptr), "clBuildProgram");
@@ -79,6 +84,8 @@ Setup open(const char* platform_name) {
   setup.add = clCreateKernel(program, "add", &status);
   check(status, "clCreateKernel");
   setup.scale = clCreateKernel(program, "scale", &status);
+  check(status, "clCreateKernel");
+  setup.twice = clCreateKernel(program, "twice", &status);
   check(status, "clCreateKernel");
   clReleaseProgram(program);
   return setup;
@@ -238,11 +245,13 @@ void events(const Setup& setup) {
   check(clEnqueueWriteBuffer(setup.queues[0], mem, CL_FALSE, 0, bytes, initial.data(), 1, &gate, &written),
         "clEnqueueWriteBuffer");
   std::vector<int> values(count);
-  // Set the gate before the other device's command: it waits for `written` where it is sent.
-  check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
+  // The other device's command needs the data `written` makes: the enqueue must not wait for it
+  // (the gate is set only afterwards).
   add(setup, 1, mem, 4, count, 1, &written, &added);
   check(clEnqueueReadBuffer(setup.queues[0], mem, CL_FALSE, 0, bytes, values.data(), 1, &added, &read_done),
         "clEnqueueReadBuffer");
+  check(clFlush(setup.queues[1]), "clFlush");
+  check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
   const cl_event all[3] = {written, added, read_done};
   check(clWaitForEvents(3, all), "clWaitForEvents");
   expect(values == plus(initial, 4), "write on 0, kernel on 1 waiting for it, read on 0 waiting for that");
@@ -265,6 +274,41 @@ void events(const Setup& setup) {
   check(clGetEventInfo(after, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, nullptr), "clGetEventInfo");
   expect(state == CL_COMPLETE, "a wait for the other device's command held by a user event set afterwards");
   for (cl_event event : {held_gate, held, after}) clReleaseEvent(event);
+}
+
+// Data written on device 0 once a user event is set, read by two kernels of two queues of
+// device 1 that each wait for the write: each must see the data, though only the first one's use
+// made it move there (large, so that a kernel not waiting for it to land would run first); and
+// neither enqueue may wait for the user event, set only afterwards.
+void two_readers(const Setup& setup) {
+  const size_t items = count * 64;
+  const std::vector<int> initial(items, 5);
+  cl_mem from = buffer(setup, CL_MEM_READ_WRITE, items * sizeof(int));
+  cl_mem to[2] = {buffer(setup, CL_MEM_READ_WRITE, items * sizeof(int)),
+                  buffer(setup, CL_MEM_READ_WRITE, items * sizeof(int))};
+  cl_int status = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(setup.context, &status);
+  check(status, "clCreateUserEvent");
+  cl_event written = nullptr;
+  check(clEnqueueWriteBuffer(setup.queues[0], from, CL_FALSE, 0, items * sizeof(int), initial.data(), 1, &gate,
+                             &written),
+        "clEnqueueWriteBuffer");
+  check(clFlush(setup.queues[0]), "clFlush");
+  const cl_command_queue readers[2] = {setup.queues[1], setup.second_on_1};
+  for (int i = 0; i < 2; ++i) {
+    check(clSetKernelArg(setup.twice, 0, sizeof from, &from), "clSetKernelArg");
+    check(clSetKernelArg(setup.twice, 1, sizeof to[i], &to[i]), "clSetKernelArg");
+    check(clEnqueueNDRangeKernel(readers[i], setup.twice, 1, nullptr, &items, nullptr, 1, &written, nullptr),
+          "clEnqueueNDRangeKernel");
+    check(clFlush(readers[i]), "clFlush");
+  }
+  check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
+  for (cl_command_queue queue : readers) check(clFinish(queue), "clFinish");
+  const std::vector<int> expected(items, 10);
+  expect(read(setup, 0, to[0], items) == expected, "written on device 0, doubled by a kernel of device 1");
+  expect(read(setup, 0, to[1], items) == expected, "the same by a kernel of another queue of device 1");
+  for (cl_event event : {gate, written}) clReleaseEvent(event);
+  for (cl_mem mem : {from, to[0], to[1]}) clReleaseMemObject(mem);
 }
 
 // A kernel of `program` adds 1 on each queue's device; the result read on device 0.
@@ -350,10 +394,10 @@ int main(int argc, char** argv) {
   copy_fill_scale(setup);
   map_unmap(setup);
   events(setup);
+  two_readers(setup);
   binaries_and_linking(setup);
-  clReleaseKernel(setup.add);
-  clReleaseKernel(setup.scale);
-  for (cl_command_queue queue : setup.queues) clReleaseCommandQueue(queue);
+  for (cl_kernel kernel : {setup.add, setup.scale, setup.twice}) clReleaseKernel(kernel);
+  for (cl_command_queue queue : {setup.queues[0], setup.queues[1], setup.second_on_1}) clReleaseCommandQueue(queue);
   clReleaseContext(setup.context);
   std::printf("%d failure(s)\n", failures);
   return failures == 0 ? 0 : 1;
