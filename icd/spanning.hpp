@@ -60,8 +60,9 @@ std::shared_ptr<Spread> new_spread(const _cl_context* context, size_t size, bool
 
 // The id of `mem` on the connection of `command`'s queue for the command, which uses
 // [offset, offset + size) of it: in a spanning context, made there first if it is not yet, and
-// a range it reads brought there from the part that holds it (the command then waits for it).
-// The application's own buffer id elsewhere.
+// a range it reads brought there from the part that holds it; the command waits for that, and
+// for any earlier move still landing part of the range there. The application's own buffer id
+// elsewhere.
 protocol::ObjectId use_mem(const _cl_mem* mem, EnqueuedCommand& command, Access access, size_t offset, size_t size);
 // The same for the whole of `mem`.
 protocol::ObjectId use_mem(const _cl_mem* mem, EnqueuedCommand& command, Access access);
