@@ -110,6 +110,12 @@ struct OwnEvent {
   const protocol::ObjectId id;
 };
 
+// What a WatchEvent answered: the execution status the event reached, or the call's failure
+// (negative; the proxy's loss among them).
+inline cl_int watched_status(cl_int status, const protocol::WatchEvent::Reply& reply) {
+  return status == CL_SUCCESS ? reply.execution_status : status;
+}
+
 // The remote ids on `connection` of an event wait list, checked as every enqueue must: the list
 // and its count agree, each event is live, and all belong to `context`. In a spanning context,
 // a command of the list on another connection is stood for by a user event there (a relay),

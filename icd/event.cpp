@@ -48,7 +48,7 @@ std::shared_ptr<OwnEvent> relay_of(_cl_event* event, const _cl_context* context,
   event->connection->call_later<WatchEvent>(
       {.event = event->id, .status = CL_COMPLETE},
       [relay](cl_int status, const WatchEvent::Reply& reply) mutable {
-        const cl_int reached = status == CL_SUCCESS ? reply.execution_status : status;
+        const cl_int reached = watched_status(status, reply);
         TaskThread::callbacks().post([relay = std::move(relay), reached] {
           try {
             relay->connection->call<SetUserEventStatus>(
@@ -319,7 +319,7 @@ CL_API_ENTRY cl_int CL_API_CALL clSetEventCallback(cl_event event, cl_int comman
     event->connection->call_later<WatchEvent>(
         {.event = event->id, .status = wanted},
         [hold, wanted, pfn_notify, user_data](cl_int status, const WatchEvent::Reply& reply) {
-          const cl_int reported = status == CL_SUCCESS ? reply.execution_status : status;
+          const cl_int reported = watched_status(status, reply);
           TaskThread::callbacks().post([hold, wanted, reported, pfn_notify, user_data] {
             run_event_callback(*hold, wanted, reported, pfn_notify, user_data);
           });

@@ -139,7 +139,7 @@ struct PendingMove {
         event->connection->call_later<WatchEvent>(
             {.event = event->id, .status = CL_COMPLETE},
             [move](cl_int status, const WatchEvent::Reply& reply) mutable {
-              ended(std::move(move), status == CL_SUCCESS ? reply.execution_status : status);
+              ended(std::move(move), watched_status(status, reply));
             });
       } catch (const ClError& error) {
         ended(move, error.code);
