@@ -246,6 +246,15 @@ inline bool native_host_memory(const _cl_context* context) {
 void unmap_image(EnqueuedCommand& command, _cl_mem* image, const _cl_mem::Mapping& mapping);
 // Whether a device of `context` supports images.
 bool supports_images(const _cl_context* context);
+// Spanning contexts (spanning.cpp): the creation of `image` as `id` on `connection`, in its
+// context's part there, with `flags` and no data.
+protocol::CreateImage::Request image_creation(const _cl_mem& image, const Connection* connection, protocol::ObjectId id,
+                                              cl_mem_flags flags);
+// Spanning contexts: the whole of `image` read from `source` and written on `target` through
+// this process, in pieces of whole slices, rows or pixels of about `piece_bytes`, with queues of
+// HiveCL's own; the target's proxy (or in-process, its device) holds it once this returns.
+void move_image(const _cl_mem* image, Connection* source, protocol::ObjectId source_queue, Connection* target,
+                protocol::ObjectId target_queue, size_t piece_bytes);
 // The handle in the value of an image or sampler argument, with the specification's errors
 // for its size and for a NULL value.
 template <class Handle>

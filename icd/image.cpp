@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "icd/api.hpp"
+#include "icd/spanning.hpp"
 #include "image_format.hpp"
 
 using namespace hivecl;
@@ -47,6 +48,14 @@ Sizes extent(const cl_image_desc& desc) {
 }
 
 size_t packed_bytes(size_t element, const Sizes& region) { return element * region[0] * region[1] * region[2]; }
+
+// The same for a region the application gave: 0 where the product is no size (the device refuses it).
+size_t packed_bytes_or_none(size_t element, const Sizes& region) {
+  size_t bytes = element;
+  for (const size_t pixels : region)
+    if (__builtin_mul_overflow(bytes, pixels, &bytes)) return 0;
+  return bytes;
+}
 
 // The layout of `region` with the application's pitches (0: packed); `invalid` when they are too small.
 HostLayout host_layout(cl_mem_object_type type, size_t element, const Sizes& region, size_t row_pitch,
@@ -146,6 +155,9 @@ cl_mem create_image(cl_context context, const cl_mem_properties* properties, cl_
   if (element == 0) throw ClError{CL_INVALID_IMAGE_FORMAT_DESCRIPTOR};
   const HostLayout layout = check_desc(context, desc, element, host_ptr);
   if (desc->buffer) derived_flags(desc->buffer->flags, flags);  // what it asks must agree with the buffer's
+  // In a spanning context an image is moved whole between parts; one sharing a buffer's storage
+  // would be a second record of the same data (README.md, "Not done yet").
+  if (desc->buffer && context->spans()) throw ClError{CL_INVALID_OPERATION};
   const Sizes size = extent(*desc);
   auto mem = std::make_unique<_cl_mem>();
   mem->connection = context->connection;
@@ -157,6 +169,7 @@ cl_mem create_image(cl_context context, const cl_mem_properties* properties, cl_
   if (properties) mem->properties = {0};
   mem->image = ImageDescription{*format, *desc, element, layout.row_step, layout.slice_step};
   if (desc->buffer) mem->image_buffer = Ref<_cl_mem>(desc->buffer);
+  if (context->spans()) mem->spread = new_spread(context, mem->size, host_ptr != nullptr);
   // As for buffers: the proxy keeps its own copy of host data but where the native runtime uses
   // it itself (native_host_memory); host access flags are enforced here.
   Connection* const connection = context->connection;
@@ -175,13 +188,9 @@ cl_mem create_image(cl_context context, const cl_mem_properties* properties, cl_
     copy_region(packed.get(), static_cast<std::byte*>(host_ptr), layout, element, size, false);
     data = packed.get();
   }
-  const ImageShape shape{.type = desc->image_type, .width = desc->image_width, .height = desc->image_height,
-                         .depth = desc->image_depth, .array_size = desc->image_array_size,
-                         .buffer = desc->buffer ? desc->buffer->id : no_object};
   const uint64_t data_bytes = sent ? mem->size : 0;
-  CreateImage::Request request{.id = mem->id, .context = context->id, .flags = wire_flags,
-                               .format = {format->image_channel_order, format->image_channel_data_type},
-                               .shape = shape, .data_bytes = data_bytes};
+  CreateImage::Request request = image_creation(*mem, connection, mem->id, wire_flags);
+  request.data_bytes = data_bytes;
   if (named) {
     request.host_address = reinterpret_cast<uint64_t>(host_ptr);
     request.row_pitch = desc->image_row_pitch;
@@ -224,6 +233,12 @@ HostRange span(const void* pointer, const HostLayout& layout, size_t element, co
                                     region[0] * element);
 }
 
+// How a command that writes `region` of an image uses it (spanning contexts): the rest of the
+// image is read too unless the region is all of it (images move whole).
+Access writing(const _cl_mem* image, const Sizes& region) {
+  return region == extent(image->image->desc) ? Access::writes : Access::reads_writes;
+}
+
 // In-process the native runtime applies a layout itself: its pitches as the native calls take
 // them. A 1D array's step from one image to the next is its slice pitch by the specification,
 // its row pitch for PoCL 3.1 and NVIDIA (found with the CTS's enqueue_map_image): both are set.
@@ -264,8 +279,8 @@ void read_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& or
                  const HostLayout& layout, void* pointer, bool blocking, cl_command_type type) {
   Connection* connection = command.connection();
   const cl_mem_object_type image_type = image->image->desc.image_type;
-  ReadImage::Request request{.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
-                             .region = coordinates(region), .tail = command.tail()};
+  ReadImage::Request request{.queue = command.queue()->id, .image = use_mem(image, command, Access::reads),
+                             .origin = coordinates(origin), .region = coordinates(region), .tail = command.tail()};
   if (connection->in_process()) {
     request.host_address = reinterpret_cast<uint64_t>(pointer);
     request.in_place = in_place(image_type, layout, blocking);
@@ -300,8 +315,9 @@ void write_region(EnqueuedCommand& command, const _cl_mem* image, const Sizes& o
   const size_t bytes = packed_bytes(element, region);
   const cl_mem_object_type image_type = image->image->desc.image_type;
   Connection* connection = command.connection();
-  WriteImage::Request request{.queue = command.queue()->id, .image = image->id, .origin = coordinates(origin),
-                              .region = coordinates(region), .tail = command.tail(), .data_bytes = bytes};
+  WriteImage::Request request{.queue = command.queue()->id, .image = use_mem(image, command, writing(image, region)),
+                              .origin = coordinates(origin), .region = coordinates(region), .tail = command.tail(),
+                              .data_bytes = bytes};
   if (connection->in_process()) {
     request.host_address = reinterpret_cast<uint64_t>(pointer);
     request.in_place = in_place(image_type, layout, blocking);
@@ -417,9 +433,75 @@ std::optional<size_t> host_pitch(const _cl_mem& image, cl_image_info param) {
 
 namespace hivecl::icd {
 
-// Not in a context spanning connections: image data does not move between them (spanning.hpp).
+CreateImage::Request image_creation(const _cl_mem& image, const Connection* connection, ObjectId id, cl_mem_flags flags) {
+  const cl_image_desc& desc = image.image->desc;
+  const ImageShape shape{.type = desc.image_type, .width = desc.image_width, .height = desc.image_height,
+                         .depth = desc.image_depth, .array_size = desc.image_array_size,
+                         .buffer = desc.buffer ? desc.buffer->id : no_object};
+  const cl_image_format& format = image.image->format;
+  return {.id = id, .context = image.context->id_on(connection), .flags = flags,
+          .format = {format.image_channel_order, format.image_channel_data_type}, .shape = shape};
+}
+
+namespace {
+
+// Reads `region` at `origin` of an image into `memory`, packed; returns once it is there.
+void read_piece(Connection* connection, ObjectId queue, ObjectId image, const Sizes& origin, const Sizes& region,
+                std::byte* memory, size_t bytes) {
+  ReadImage::Request request{.queue = queue, .image = image, .origin = coordinates(origin),
+                             .region = coordinates(region), .tail = {}};
+  if (connection->in_process()) {
+    request.host_address = reinterpret_cast<uint64_t>(memory);
+    request.in_place = {.used = true, .blocking = true};
+    check(connection->call_blocking_transfer<ReadImage>(request));
+    return;
+  }
+  request.host_address = host_address(connection, memory);
+  uint64_t sequence = 0;
+  connection->call<ReadImage>(request, {}, &sequence);
+  check(connection->receive(sequence, memory, bytes)->wait());
+}
+
+// Writes `region` at `origin` of an image from `memory`, packed; returns once the device (in-process)
+// or the proxy holds it.
+void write_piece(Connection* connection, ObjectId queue, ObjectId image, const Sizes& origin, const Sizes& region,
+                 const std::byte* memory, size_t bytes) {
+  WriteImage::Request request{.queue = queue, .image = image, .origin = coordinates(origin),
+                              .region = coordinates(region), .tail = {}, .data_bytes = bytes};
+  if (connection->in_process()) {
+    request.host_address = reinterpret_cast<uint64_t>(memory);
+    request.in_place = {.used = true, .blocking = true};
+    check(connection->call_blocking_transfer<WriteImage>(request));
+    return;
+  }
+  request.host_address = host_address(connection, memory);
+  connection->call<WriteImage>(request, std::span<const std::byte>(memory, request.bulk_bytes()));
+}
+
+}  // namespace
+
+void move_image(const _cl_mem* image, Connection* source, ObjectId source_queue, Connection* target,
+                ObjectId target_queue, size_t piece_bytes) {
+  const size_t element = image->image->element_size;
+  const Sizes size = extent(image->image->desc);
+  // Pieces of whole layers of its last dimension: slices, rows, or a 1D image's pixels.
+  const size_t last = size[2] > 1 ? 2 : size[1] > 1 ? 1 : 0;
+  size_t layer = element;
+  for (size_t i = 0; i < last; ++i) layer *= size[i];
+  const size_t layers = std::max<size_t>(1, piece_bytes / layer);
+  std::unique_ptr<std::byte[]> piece(new std::byte[std::min(layers, size[last]) * layer]);
+  for (size_t first = 0; first < size[last]; first += layers) {
+    Sizes origin{}, region = size;
+    origin[last] = first;
+    region[last] = std::min(layers, size[last] - first);
+    const size_t bytes = packed_bytes(element, region);
+    read_piece(source, source_queue, image->id_on(source), origin, region, piece.get(), bytes);
+    write_piece(target, target_queue, image->id_on(target), origin, region, piece.get(), bytes);
+  }
+}
+
 bool supports_images(const _cl_context* context) {
-  return !context->spans() && std::any_of(context->devices.begin(), context->devices.end(),
+  return std::any_of(context->devices.begin(), context->devices.end(),
                      [](cl_device_id device) { return device_value<cl_bool>(device, CL_DEVICE_IMAGE_SUPPORT); });
 }
 
@@ -436,7 +518,8 @@ void unmap_image(EnqueuedCommand& command, _cl_mem* image, const _cl_mem::Mappin
 
 KernelArg image_arg(const _cl_kernel* kernel, const KernelArg& base, const void* value) {
   const cl_mem mem = arg_handle<cl_mem>(base, value);
-  if (!mem || !is_live(mem, HandleKind::mem) || !mem->image || mem->connection != kernel->connection)
+  if (!mem || !is_live(mem, HandleKind::mem) || !mem->image ||
+      (mem->connection != kernel->connection && mem->context.get() != kernel->program->context.get()))
     throw ClError{CL_INVALID_MEM_OBJECT};
   KernelArg arg = base;
   arg.kind = ArgKind::mem_object;
@@ -476,6 +559,17 @@ CL_API_ENTRY cl_mem CL_API_CALL clCreateImage3D(cl_context context, cl_mem_flags
   return guarded_create(errcode_ret, [&] { return create_image(context, nullptr, flags, image_format, &desc, host_ptr); });
 }
 
+namespace {
+
+std::vector<ImageFormat> supported_formats(const _cl_context* context, Connection* connection, cl_mem_flags flags,
+                                           cl_mem_object_type image_type) {
+  return connection
+      ->call<GetSupportedImageFormats>({.context = context->id_on(connection), .flags = flags, .image_type = image_type})
+      .formats;
+}
+
+}  // namespace
+
 CL_API_ENTRY cl_int CL_API_CALL clGetSupportedImageFormats(cl_context context, cl_mem_flags flags,
                                                            cl_mem_object_type image_type, cl_uint num_entries,
                                                            cl_image_format* image_formats,
@@ -484,10 +578,12 @@ CL_API_ENTRY cl_int CL_API_CALL clGetSupportedImageFormats(cl_context context, c
     checked(context);
     if (!is_image_type(image_type) || (num_entries == 0 && image_formats)) throw ClError{CL_INVALID_VALUE};
     std::vector<ImageFormat> formats;
-    if (supports_images(context))
-      formats = context->connection
-                    ->call<GetSupportedImageFormats>({.context = context->id, .flags = flags, .image_type = image_type})
-                    .formats;
+    if (supports_images(context)) formats = supported_formats(context, context->connection, flags, image_type);
+    // A spanning context's images are made on every part where they are used: those all support.
+    for (const Replica& part : context->replicas) {
+      const std::vector<ImageFormat> there = supported_formats(context, part.connection, flags, image_type);
+      std::erase_if(formats, [&](const ImageFormat& f) { return std::find(there.begin(), there.end(), f) == there.end(); });
+    }
     if (num_image_formats) *num_image_formats = static_cast<cl_uint>(formats.size());
     for (size_t i = 0; image_formats && i < std::min<size_t>(num_entries, formats.size()); ++i)
       image_formats[i] = {formats[i].channel_order, formats[i].channel_data_type};
@@ -561,8 +657,10 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue command_queu
     const _cl_mem* destination = transfer_image(command, dst_image);
     if (!src_origin || !dst_origin || !region) throw ClError{CL_INVALID_VALUE};
     // Bounds, formats and overlap are checked by the device's own implementation.
-    command.connection()->call<CopyImage>({.queue = command.queue()->id, .source = source->id,
-                                           .destination = destination->id,
+    const ObjectId source_id = use_mem(source, command, Access::reads);
+    const ObjectId destination_id = use_mem(destination, command, writing(destination, sizes_of(region)));
+    command.connection()->call<CopyImage>({.queue = command.queue()->id, .source = source_id,
+                                           .destination = destination_id,
                                            .source_origin = coordinates(sizes_of(src_origin)),
                                            .destination_origin = coordinates(sizes_of(dst_origin)),
                                            .region = coordinates(sizes_of(region)), .tail = command.tail()});
@@ -582,7 +680,8 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue command_queu
     Bytes color(16);
     const bool depth = mem->image->format.image_channel_order == CL_DEPTH;
     std::memcpy(color.data(), fill_color, depth ? sizeof(cl_float) : color.size());
-    command.connection()->call<FillImage>({.queue = command.queue()->id, .image = mem->id, .color = color,
+    const ObjectId id = use_mem(mem, command, writing(mem, sizes_of(region)));
+    command.connection()->call<FillImage>({.queue = command.queue()->id, .image = id, .color = color,
                                            .origin = coordinates(sizes_of(origin)),
                                            .region = coordinates(sizes_of(region)), .tail = command.tail()});
     command.complete(CL_COMMAND_FILL_IMAGE);
@@ -597,8 +696,13 @@ void copy_image_buffer(EnqueuedCommand& command, cl_mem image, cl_mem buffer, bo
   const _cl_mem* buffer_mem = transfer_mem(command, buffer);
   if (buffer_mem->image) throw ClError{CL_INVALID_MEM_OBJECT};
   if (!origin || !region) throw ClError{CL_INVALID_VALUE};
-  command.connection()->call<CopyImageBuffer>({.queue = command.queue()->id, .image = image_mem->id,
-                                               .buffer = buffer_mem->id, .to_buffer = to_buffer,
+  // The buffer's range as the device takes it (one it refuses moves nothing: use_mem).
+  const Sizes pixels = sizes_of(region);
+  const ObjectId image_id = use_mem(image_mem, command, to_buffer ? Access::reads : writing(image_mem, pixels));
+  const ObjectId buffer_id = use_mem(buffer_mem, command, to_buffer ? Access::writes : Access::reads, buffer_offset,
+                                     packed_bytes_or_none(image_mem->image->element_size, pixels));
+  command.connection()->call<CopyImageBuffer>({.queue = command.queue()->id, .image = image_id,
+                                               .buffer = buffer_id, .to_buffer = to_buffer,
                                                .origin = coordinates(sizes_of(origin)),
                                                .region = coordinates(sizes_of(region)), .buffer_offset = buffer_offset,
                                                .tail = command.tail()});

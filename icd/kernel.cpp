@@ -40,13 +40,19 @@ ArgClass class_of(kernels_parser::ArgKind kind) {
   return ArgClass::unknown;
 }
 
+// A memory argument the kernel cannot write: a __constant buffer, a read_only image.
+bool reads_only(const kernels_parser::Argument& argument) {
+  return argument.kind == kernels_parser::ArgKind::constant_memory ||
+         (argument.kind == kernels_parser::ArgKind::image && argument.access == kernels_parser::Access::read_only);
+}
+
 // The argument kinds: from the parsed source where it is certain and agrees with the device on
 // their number; otherwise from the proxy (clGetKernelArgInfo), never guessed.
 void learn_signature(_cl_kernel* kernel, const kernels_parser::Kernel* parsed, const KernelSignature& remote) {
   if (parsed && parsed->arguments.size() == remote.num_args) {
     for (const kernels_parser::Argument& argument : parsed->arguments)
       kernel->args.push_back({.arg_class = class_of(argument.kind), .value_size = argument.size,
-                              .read_only = argument.kind == kernels_parser::ArgKind::constant_memory});
+                              .read_only = reads_only(argument)});
     return;
   }
   const KernelSignature described = remote.classes.size() == remote.num_args
@@ -137,15 +143,20 @@ void apply_changed_args(_cl_kernel* kernel) {
 }
 
 // Spanning contexts: the application's arguments of `kernel` as `part` (the kernel on the
-// launch's connection) must hold them, each buffer's id there, its data brought there first.
+// launch's connection) must hold them, each buffer's or image's id there, its data brought there
+// first, and each sampler's id there.
 void translate_args(_cl_kernel* kernel, _cl_kernel* part, EnqueuedCommand& command) {
   for (size_t i = 0; i < kernel->args.size(); ++i) {
     const KernelArgSlot& slot = kernel->args[i];
     std::optional<KernelArg> arg = slot.current;
-    if (arg && slot.arg_class == ArgClass::memory && arg->object != no_object) {
+    const bool memory = slot.arg_class == ArgClass::memory || slot.arg_class == ArgClass::image;
+    if (arg && memory && arg->object != no_object) {
       if (!is_live(slot.handle, HandleKind::mem)) throw ClError{CL_INVALID_KERNEL_ARGS};  // released since
       arg->object = use_mem(static_cast<const _cl_mem*>(slot.handle), command,
                             slot.read_only ? Access::reads : Access::reads_writes);
+    } else if (arg && slot.arg_class == ArgClass::sampler) {
+      if (!is_live(slot.handle, HandleKind::sampler)) throw ClError{CL_INVALID_KERNEL_ARGS};
+      arg->object = static_cast<const _cl_sampler*>(slot.handle)->id_on(command.connection());
     }
     part->args[i].current = std::move(arg);
   }

@@ -266,8 +266,8 @@ struct _cl_mem : hivecl::icd::Shared<_cl_mem> {
   std::unique_ptr<hivecl::icd::SharedShadow> shared_shadow;  // the same, shared with a proxy of this node
   std::vector<Mapping> mappings;
   DestructorCallbacks<cl_mem> destructor_callbacks;
-  // Buffers of a spanning context (the root buffer's; sub-buffers use their parent's): where
-  // each byte's latest data is.
+  // Buffers and images of a spanning context (the root buffer's; sub-buffers use their
+  // parent's): where each byte's latest data is.
   std::shared_ptr<hivecl::icd::Spread> spread;
 
   ~_cl_mem() { destructor_callbacks.run(this); }
@@ -296,7 +296,7 @@ struct _cl_program : hivecl::icd::Shared<_cl_program> {
 struct KernelArgSlot {
   hivecl::protocol::ArgClass arg_class = hivecl::protocol::ArgClass::unknown;
   std::optional<uint64_t> value_size;  // by-value arguments whose size the parser knows
-  bool read_only = false;              // a buffer the kernel cannot write (__constant)
+  bool read_only = false;              // memory the kernel cannot write (__constant, read_only images)
   std::optional<hivecl::protocol::KernelArg> current;
   std::optional<hivecl::protocol::KernelArg> launched;
   const void* handle = nullptr;        // spanning contexts: the buffer or sampler `current` names

@@ -2,6 +2,7 @@
 #include <CL/cl.h>
 
 #include "icd/api.hpp"
+#include "icd/spanning.hpp"
 #include "image_format.hpp"
 
 using namespace hivecl;
@@ -23,9 +24,18 @@ cl_sampler create_sampler(cl_context context, cl_bool normalized_coords, cl_addr
   sampler->addressing_mode = addressing_mode;
   sampler->filter_mode = filter_mode;
   sampler->properties = std::move(properties);
-  context->connection->call<CreateSampler>({.id = sampler->id, .context = context->id,
-                                            .normalized_coords = normalized_coords == CL_TRUE,
-                                            .addressing_mode = addressing_mode, .filter_mode = filter_mode});
+  const auto create = [&](Connection* connection, ObjectId id, ObjectId context_there) {
+    connection->call<CreateSampler>({.id = id, .context = context_there, .normalized_coords = normalized_coords == CL_TRUE,
+                                     .addressing_mode = addressing_mode, .filter_mode = filter_mode});
+  };
+  create(context->connection, sampler->id, context->id);
+  // Spanning contexts: one on every part, for the kernels launched there (translate_args).
+  try {
+    replicate(sampler.get(), context, create);
+  } catch (...) {
+    release_remote(context->connection, ObjectKind::sampler, sampler->id);
+    throw;
+  }
   return publish(sampler.release());
 }
 
@@ -61,7 +71,8 @@ namespace hivecl::icd {
 
 KernelArg sampler_arg(const _cl_kernel* kernel, const KernelArg& base, const void* value) {
   const cl_sampler sampler = arg_handle<cl_sampler>(base, value);
-  if (!sampler || !is_live(sampler, HandleKind::sampler) || sampler->connection != kernel->connection)
+  if (!sampler || !is_live(sampler, HandleKind::sampler) ||
+      (sampler->connection != kernel->connection && sampler->context.get() != kernel->program->context.get()))
     throw ClError{CL_INVALID_SAMPLER};
   KernelArg arg = base;
   arg.kind = ArgKind::sampler;

@@ -69,18 +69,11 @@ void split_at(Spread& spread, size_t at) {
   spread.holders.emplace(at, holders);
 }
 
-// Reads [begin, end) of the root buffer from part `from` into this process and writes it on
-// part `to`, where it has landed on the device once this returns. With queues that hold nothing
-// else (no command there waits for another).
-void move_range(_cl_mem* root, size_t from, size_t to, size_t begin, size_t end) {
-  _cl_context* context = root->context.get();
-  Connection* source = context->part_connection(from);
-  Connection* target = context->part_connection(to);
-  const ObjectId source_queue = own_queue(context, from, &_cl_context::move_queues);
-  const ObjectId target_queue = own_queue(context, to, &_cl_context::move_queues);
+// Reads [begin, end) of a buffer from `source` into this process and writes it on `target`, in
+// pieces of move_piece.
+void move_bytes(_cl_mem* root, Connection* source, ObjectId source_queue, Connection* target, ObjectId target_queue,
+                size_t begin, size_t end) {
   const ObjectId source_id = root->id_on(source), target_id = root->id_on(target);
-  log::debug("spanning context: moving bytes ", begin, " to ", end, " of a buffer from ", source->record().node,
-             " to ", target->record().node);
   std::unique_ptr<std::byte[]> piece(new std::byte[std::min(move_piece, end - begin)]);
   for (size_t offset = begin; offset < end; offset += move_piece) {
     const size_t size = std::min(move_piece, end - offset);
@@ -95,6 +88,23 @@ void move_range(_cl_mem* root, size_t from, size_t to, size_t begin, size_t end)
                               {piece.get(), address ? 0 : size}, &sequence);
     if (target->in_process()) check(target->receive(sequence, nullptr, 0)->wait());
   }
+}
+
+// Reads [begin, end) of the root buffer (all of an image) from part `from` into this process and
+// writes it on part `to`, where it has landed on the device once this returns. With queues that
+// hold nothing else (no command there waits for another).
+void move_range(_cl_mem* root, size_t from, size_t to, size_t begin, size_t end) {
+  _cl_context* context = root->context.get();
+  Connection* source = context->part_connection(from);
+  Connection* target = context->part_connection(to);
+  const ObjectId source_queue = own_queue(context, from, &_cl_context::move_queues);
+  const ObjectId target_queue = own_queue(context, to, &_cl_context::move_queues);
+  log::debug("spanning context: moving bytes ", begin, " to ", end, " of ", root->image ? "an image" : "a buffer",
+             " from ", source->record().node, " to ", target->record().node);
+  if (root->image)
+    move_image(root, source, source_queue, target, target_queue, move_piece);
+  else
+    move_bytes(root, source, source_queue, target, target_queue, begin, end);
   target->call<Finish>({.queue = target_queue});
 }
 
@@ -239,7 +249,9 @@ void bring(Spread& spread, _cl_mem* root, size_t part, size_t begin, size_t end,
     const auto next = std::next(range);
     const size_t range_end = next == spread.holders.end() ? spread.size : next->first;
     _cl_context* context = root->context.get();
-    if (!context->part_connection(from)->in_process() && !context->part_connection(part)->in_process())
+    // Proxies send each other buffer data only: images move through this process.
+    if (!root->image && !context->part_connection(from)->in_process() &&
+        !context->part_connection(part)->in_process())
       send_between_proxies(spread, root, from, part, range->first, range_end, command);
     else
       move_through_here(spread, root, from, part, range->first, range_end, command);
@@ -275,15 +287,19 @@ void written(Spread& spread, const _cl_command_queue* queue, size_t part, size_t
     writers.emplace_back(const_cast<_cl_command_queue*>(queue));
 }
 
-// The buffer on `connection`, made there first if need be (the root, then the sub-buffer).
+// The buffer or image on `connection`, made there first if need be (the root, then the sub-buffer).
 ObjectId made_on(_cl_mem* mem, _cl_mem* root, Connection* connection) {
   const _cl_context* context = root->context.get();
   if (connection == root->connection) return mem->id;
   if (!root->exists_on(connection)) {
     const Replica replica{connection, connection->new_id()};
     // Its data comes from the parts that hold it: no host pointer here.
-    connection->call<CreateBuffer>({.id = replica.id, .context = context->id_on(connection),
-                                    .flags = root->flags & (access_flags | CL_MEM_ALLOC_HOST_PTR), .size = root->size});
+    const cl_mem_flags flags = root->flags & (access_flags | CL_MEM_ALLOC_HOST_PTR);
+    if (root->image)
+      connection->call<CreateImage>(image_creation(*root, connection, replica.id, flags));
+    else
+      connection->call<CreateBuffer>({.id = replica.id, .context = context->id_on(connection), .flags = flags,
+                                      .size = root->size});
     root->replicas.push_back(replica);
   }
   if (mem != root && !mem->exists_on(connection)) {

@@ -10,7 +10,8 @@
 // goes through this process: once those commands have ended, HiveCL's move thread reads the
 // range and writes it on the other part. Either way the enqueue does not wait, and every
 // command on the part that uses the range while it may still be landing waits for it to have
-// landed.
+// landed. Images follow the same rules as one range, the whole image, and always move through
+// this process.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +31,9 @@ struct OwnEvent;
 // How a command uses a buffer range.
 enum class Access : uint8_t { reads = 1, writes = 2, reads_writes = 3 };
 
-// Where a buffer's data is, for the root buffer of a spanning context (sub-buffers share their
-// parent's): ranges and the parts holding their latest data, and per part the queues that
-// wrote there (whose commands a move from that part must wait for).
+// Where a buffer's data is, for the root buffer or the image of a spanning context (sub-buffers
+// share their parent's): ranges and the parts holding their latest data, and per part the
+// queues that wrote there (whose commands a move from that part must wait for).
 struct Spread {
   using PartMask = uint64_t;
   static constexpr size_t max_parts = 64;

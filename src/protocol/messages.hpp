@@ -854,6 +854,7 @@ struct ImageFormat {
   uint32_t channel_order = 0;
   uint32_t channel_data_type = 0;
   HIVECL_FIELDS(channel_order, channel_data_type)
+  bool operator==(const ImageFormat&) const = default;
 };
 
 // An image's origin or region: x, y, z (or array index), in pixels.

@@ -1,13 +1,14 @@
 // One context over the first two devices of a platform (through HiveCL: devices of two proxies,
 // a context spanning both), a queue on each: buffers written on one device and used on the
 // other, halves of a buffer (sub-buffers) computed on each, copies, fills, maps, rectangles,
-// events of one queue in the other's wait list, a user event holding both, programs from both
-// devices' binaries and from a compile and a link. Every result is
-// checked on the host, so the same program checks a native platform too (given one device,
-// both queues are on it).
+// images and a sampler, events of one queue in the other's wait list, a user event holding both,
+// programs from both devices' binaries and from a compile and a link. Every result is checked on
+// the host, so the same program checks a native platform too (given one device, both queues are
+// on it).
 //   spanning-context PLATFORM_NAME
 #include <CL/cl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
@@ -234,6 +235,113 @@ void map_unmap(const Setup& setup) {
   clReleaseMemObject(mem);
 }
 
+const char* image_source = R"(
+__kernel void shift(read_only image2d_t from, write_only image2d_t to, sampler_t sampler, int amount) {
+  const int2 at = (int2)(get_global_id(0), get_global_id(1));
+  write_imagei(to, at, read_imagei(from, sampler, at) + amount);
+}
+)";
+
+constexpr size_t image_width = 256, image_height = count / image_width;
+
+cl_mem image(const Setup& setup, cl_mem_flags flags, void* host = nullptr) {
+  const cl_image_format format{CL_R, CL_SIGNED_INT32};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = image_width;
+  desc.image_height = image_height;
+  cl_int status = CL_SUCCESS;
+  cl_mem mem = clCreateImage(setup.context, flags, &format, &desc, host, &status);
+  check(status, "clCreateImage");
+  return mem;
+}
+
+constexpr size_t image_origin[3] = {0, 0, 0}, whole_image[3] = {image_width, image_height, 1};
+
+std::vector<int> read_image(const Setup& setup, int queue, cl_mem mem) {
+  std::vector<int> values(count);
+  check(clEnqueueReadImage(setup.queues[queue], mem, CL_TRUE, image_origin, whole_image, 0, 0, values.data(), 0,
+                           nullptr, nullptr),
+        "clEnqueueReadImage");
+  return values;
+}
+
+// `to` = `from` + `amount`, by a kernel with a sampler on device `queue`.
+void shift(const Setup& setup, cl_kernel kernel, int queue, cl_mem from, cl_mem to, int amount) {
+  check(clSetKernelArg(kernel, 0, sizeof from, &from), "clSetKernelArg");
+  check(clSetKernelArg(kernel, 1, sizeof to, &to), "clSetKernelArg");
+  check(clSetKernelArg(kernel, 3, sizeof amount, &amount), "clSetKernelArg");
+  check(clEnqueueNDRangeKernel(setup.queues[queue], kernel, 2, nullptr, whole_image, nullptr, 0, nullptr, nullptr),
+        "clEnqueueNDRangeKernel");
+  check(clFinish(setup.queues[queue]), "clFinish");
+}
+
+// Images made from host data on one device, used by kernels (with a sampler), read, filled,
+// copied and mapped on the other.
+void images(const Setup& setup) {
+  cl_uint formats = 0;
+  check(clGetSupportedImageFormats(setup.context, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 0, nullptr, &formats),
+        "clGetSupportedImageFormats");
+  expect(formats > 0, "the context supports image formats");
+  cl_int status = CL_SUCCESS;
+  cl_program program = clCreateProgramWithSource(setup.context, 1, &image_source, nullptr, &status);
+  check(status, "clCreateProgramWithSource");
+  check(clBuildProgram(program, 0, nullptr, "", nullptr, nullptr), "clBuildProgram");
+  cl_kernel kernel = clCreateKernel(program, "shift", &status);
+  check(status, "clCreateKernel");
+  cl_sampler sampler = clCreateSampler(setup.context, CL_FALSE, CL_ADDRESS_NONE, CL_FILTER_NEAREST, &status);
+  check(status, "clCreateSampler");
+  check(clSetKernelArg(kernel, 2, sizeof sampler, &sampler), "clSetKernelArg");
+
+  std::vector<int> initial = iota(0);
+  cl_mem a = image(setup, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, initial.data());
+  cl_mem b = image(setup, CL_MEM_READ_WRITE), c = image(setup, CL_MEM_READ_WRITE);
+  shift(setup, kernel, 1, a, b, 1);
+  shift(setup, kernel, 0, b, c, 2);
+  expect(read_image(setup, 1, c) == plus(initial, 3), "shifted on device 1, then on device 0, read on device 1");
+
+  const cl_int seven[4] = {7, 0, 0, 0};
+  const size_t lower_half[3] = {0, image_height / 2, 0}, half[3] = {image_width, image_height / 2, 1};
+  check(clEnqueueFillImage(setup.queues[0], b, seven, lower_half, half, 0, nullptr, nullptr), "clEnqueueFillImage");
+  check(clFinish(setup.queues[0]), "clFinish");
+  std::vector<int> expected = plus(initial, 1);
+  std::fill(expected.begin() + count / 2, expected.end(), 7);
+  expect(read_image(setup, 1, b) == expected, "made on device 1, half filled on device 0, read on device 1");
+
+  check(clEnqueueCopyImage(setup.queues[1], c, a, image_origin, image_origin, whole_image, 0, nullptr, nullptr),
+        "clEnqueueCopyImage");
+  check(clFinish(setup.queues[1]), "clFinish");
+  expect(read_image(setup, 0, a) == plus(initial, 3), "copied over on device 1, read on device 0");
+
+  size_t row_pitch = 0;
+  auto* mapped = static_cast<int*>(clEnqueueMapImage(setup.queues[1], a, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
+                                                     image_origin, whole_image, &row_pitch, nullptr, 0, nullptr,
+                                                     nullptr, &status));
+  check(status, "clEnqueueMapImage");
+  bool mapped_right = true;
+  for (size_t y = 0; y < image_height; ++y)
+    for (size_t x = 0; x < image_width; ++x) {
+      int& pixel = mapped[y * row_pitch / sizeof(int) + x];
+      mapped_right = mapped_right && pixel == static_cast<int>(y * image_width + x) + 3;
+      pixel *= 2;
+    }
+  expect(mapped_right, "mapped on device 1");
+  check(clEnqueueUnmapMemObject(setup.queues[1], a, mapped, 0, nullptr, nullptr), "clEnqueueUnmapMemObject");
+  check(clFinish(setup.queues[1]), "clFinish");
+  expected = plus(initial, 3);
+  for (int& value : expected) value *= 2;
+  cl_mem copy = buffer(setup, CL_MEM_READ_WRITE, bytes);
+  check(clEnqueueCopyImageToBuffer(setup.queues[0], a, copy, image_origin, whole_image, 0, 0, nullptr, nullptr),
+        "clEnqueueCopyImageToBuffer");
+  check(clFinish(setup.queues[0]), "clFinish");
+  expect(read(setup, 1, copy, count) == expected, "changed through the mapping, copied to a buffer on device 0");
+
+  for (cl_mem mem : {a, b, c, copy}) clReleaseMemObject(mem);
+  clReleaseSampler(sampler);
+  clReleaseKernel(kernel);
+  clReleaseProgram(program);
+}
+
 // Commands of one queue wait for the other's, and both for a user event set last.
 void events(const Setup& setup) {
   const std::vector<int> initial = iota(7);
@@ -393,6 +501,7 @@ int main(int argc, char** argv) {
   halves(setup);
   copy_fill_scale(setup);
   map_unmap(setup);
+  images(setup);
   events(setup);
   two_readers(setup);
   binaries_and_linking(setup);
