@@ -156,7 +156,7 @@ cl_mem create_image(cl_context context, const cl_mem_properties* properties, cl_
   const HostLayout layout = check_desc(context, desc, element, host_ptr);
   if (desc->buffer) derived_flags(desc->buffer->flags, flags);  // what it asks must agree with the buffer's
   // In a spanning context an image is moved whole between parts; one sharing a buffer's storage
-  // would be a second record of the same data (README.md, "Not done yet").
+  // would be a second record of the buffer's data.
   if (desc->buffer && context->spans()) throw ClError{CL_INVALID_OPERATION};
   const Sizes size = extent(*desc);
   auto mem = std::make_unique<_cl_mem>();
@@ -433,7 +433,8 @@ std::optional<size_t> host_pitch(const _cl_mem& image, cl_image_info param) {
 
 namespace hivecl::icd {
 
-CreateImage::Request image_creation(const _cl_mem& image, const Connection* connection, ObjectId id, cl_mem_flags flags) {
+CreateImage::Request image_creation(const _cl_mem& image, const Connection* connection, ObjectId id,
+                                    cl_mem_flags flags) {
   const cl_image_desc& desc = image.image->desc;
   const ImageShape shape{.type = desc.image_type, .width = desc.image_width, .height = desc.image_height,
                          .depth = desc.image_depth, .array_size = desc.image_array_size,
@@ -445,17 +446,23 @@ CreateImage::Request image_creation(const _cl_mem& image, const Connection* conn
 
 namespace {
 
+// In-process the native runtime moves a piece between `memory` (packed) and the device itself,
+// the call returning once it has; false elsewhere.
+template <class M>
+bool moved_in_process(Connection* connection, typename M::Request& request, const std::byte* memory) {
+  if (!connection->in_process()) return false;
+  request.host_address = reinterpret_cast<uint64_t>(memory);
+  request.in_place = {.used = true, .blocking = true};
+  check(connection->call_blocking_transfer<M>(request));
+  return true;
+}
+
 // Reads `region` at `origin` of an image into `memory`, packed; returns once it is there.
 void read_piece(Connection* connection, ObjectId queue, ObjectId image, const Sizes& origin, const Sizes& region,
                 std::byte* memory, size_t bytes) {
   ReadImage::Request request{.queue = queue, .image = image, .origin = coordinates(origin),
                              .region = coordinates(region), .tail = {}};
-  if (connection->in_process()) {
-    request.host_address = reinterpret_cast<uint64_t>(memory);
-    request.in_place = {.used = true, .blocking = true};
-    check(connection->call_blocking_transfer<ReadImage>(request));
-    return;
-  }
+  if (moved_in_process<ReadImage>(connection, request, memory)) return;
   request.host_address = host_address(connection, memory);
   uint64_t sequence = 0;
   connection->call<ReadImage>(request, {}, &sequence);
@@ -468,12 +475,7 @@ void write_piece(Connection* connection, ObjectId queue, ObjectId image, const S
                  const std::byte* memory, size_t bytes) {
   WriteImage::Request request{.queue = queue, .image = image, .origin = coordinates(origin),
                               .region = coordinates(region), .tail = {}, .data_bytes = bytes};
-  if (connection->in_process()) {
-    request.host_address = reinterpret_cast<uint64_t>(memory);
-    request.in_place = {.used = true, .blocking = true};
-    check(connection->call_blocking_transfer<WriteImage>(request));
-    return;
-  }
+  if (moved_in_process<WriteImage>(connection, request, memory)) return;
   request.host_address = host_address(connection, memory);
   connection->call<WriteImage>(request, std::span<const std::byte>(memory, request.bulk_bytes()));
 }
@@ -563,9 +565,9 @@ namespace {
 
 std::vector<ImageFormat> supported_formats(const _cl_context* context, Connection* connection, cl_mem_flags flags,
                                            cl_mem_object_type image_type) {
-  return connection
-      ->call<GetSupportedImageFormats>({.context = context->id_on(connection), .flags = flags, .image_type = image_type})
-      .formats;
+  const GetSupportedImageFormats::Request request{.context = context->id_on(connection), .flags = flags,
+                                                  .image_type = image_type};
+  return connection->call<GetSupportedImageFormats>(request).formats;
 }
 
 }  // namespace
@@ -578,11 +580,13 @@ CL_API_ENTRY cl_int CL_API_CALL clGetSupportedImageFormats(cl_context context, c
     checked(context);
     if (!is_image_type(image_type) || (num_entries == 0 && image_formats)) throw ClError{CL_INVALID_VALUE};
     std::vector<ImageFormat> formats;
-    if (supports_images(context)) formats = supported_formats(context, context->connection, flags, image_type);
-    // A spanning context's images are made on every part where they are used: those all support.
-    for (const Replica& part : context->replicas) {
-      const std::vector<ImageFormat> there = supported_formats(context, part.connection, flags, image_type);
-      std::erase_if(formats, [&](const ImageFormat& f) { return std::find(there.begin(), there.end(), f) == there.end(); });
+    if (supports_images(context)) {
+      formats = supported_formats(context, context->connection, flags, image_type);
+      // A spanning context's images are made on every part where they are used: those all support.
+      for (const Replica& part : context->replicas) {
+        const std::vector<ImageFormat> there = supported_formats(context, part.connection, flags, image_type);
+        std::erase_if(formats, [&](const ImageFormat& f) { return std::ranges::find(there, f) == there.end(); });
+      }
     }
     if (num_image_formats) *num_image_formats = static_cast<cl_uint>(formats.size());
     for (size_t i = 0; image_formats && i < std::min<size_t>(num_entries, formats.size()); ++i)

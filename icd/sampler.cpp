@@ -25,7 +25,8 @@ cl_sampler create_sampler(cl_context context, cl_bool normalized_coords, cl_addr
   sampler->filter_mode = filter_mode;
   sampler->properties = std::move(properties);
   const auto create = [&](Connection* connection, ObjectId id, ObjectId context_there) {
-    connection->call<CreateSampler>({.id = id, .context = context_there, .normalized_coords = normalized_coords == CL_TRUE,
+    connection->call<CreateSampler>({.id = id, .context = context_there,
+                                     .normalized_coords = normalized_coords == CL_TRUE,
                                      .addressing_mode = addressing_mode, .filter_mode = filter_mode});
   };
   create(context->connection, sampler->id, context->id);

@@ -342,6 +342,38 @@ void images(const Setup& setup) {
   clReleaseProgram(program);
 }
 
+// A 3D image larger than what moves at once (64 MiB), made from host data on device 0, a box of
+// it filled on device 1, read back on device 0.
+void image_in_pieces(const Setup& setup) {
+  const size_t side = 512, depth = 65;
+  const cl_image_format format{CL_R, CL_SIGNED_INT32};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE3D;
+  desc.image_width = desc.image_height = side;
+  desc.image_depth = depth;
+  std::vector<int> expected(side * side * depth);
+  std::iota(expected.begin(), expected.end(), 0);
+  cl_int status = CL_SUCCESS;
+  cl_mem mem = clCreateImage(setup.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &format, &desc,
+                             expected.data(), &status);
+  check(status, "clCreateImage");
+  const cl_int minus_one[4] = {-1, 0, 0, 0};
+  const size_t box_origin[3] = {3, 5, depth - 2}, box[3] = {7, 2, 2};
+  check(clEnqueueFillImage(setup.queues[1], mem, minus_one, box_origin, box, 0, nullptr, nullptr),
+        "clEnqueueFillImage");
+  check(clFinish(setup.queues[1]), "clFinish");
+  for (size_t z = box_origin[2]; z < box_origin[2] + box[2]; ++z)
+    for (size_t y = box_origin[1]; y < box_origin[1] + box[1]; ++y)
+      for (size_t x = box_origin[0]; x < box_origin[0] + box[0]; ++x) expected[(z * side + y) * side + x] = -1;
+  std::vector<int> values(expected.size());
+  const size_t region[3] = {side, side, depth};
+  check(clEnqueueReadImage(setup.queues[0], mem, CL_TRUE, image_origin, region, 0, 0, values.data(), 0, nullptr,
+                           nullptr),
+        "clEnqueueReadImage");
+  expect(values == expected, "a 3D image of 68 MB made on device 0, a box filled on device 1, read on device 0");
+  clReleaseMemObject(mem);
+}
+
 // Commands of one queue wait for the other's, and both for a user event set last.
 void events(const Setup& setup) {
   const std::vector<int> initial = iota(7);
@@ -502,6 +534,7 @@ int main(int argc, char** argv) {
   copy_fill_scale(setup);
   map_unmap(setup);
   images(setup);
+  image_in_pieces(setup);
   events(setup);
   two_readers(setup);
   binaries_and_linking(setup);
