@@ -151,7 +151,7 @@ struct _cl_context : hivecl::icd::Shared<_cl_context> {
   // data between parts (index: the part's).
   std::mutex service_mutex;
   // With their connections: the context's replicas are gone when the queues are released.
-  std::vector<hivecl::icd::Replica> service_queues;  // proxy to proxy: send, and wait for landings
+  std::vector<hivecl::icd::Replica> service_queues;  // proxy to proxy: read what a proxy sends
   std::vector<hivecl::icd::Replica> landing_queues;  // write the data other proxies send
   std::vector<hivecl::icd::Replica> move_queues;     // read and write what moves through this process
 

@@ -199,8 +199,9 @@ void move_through_here(Spread& spread, _cl_mem* root, size_t from, size_t to, si
 }
 
 // Has the proxy of part `from` send [begin, end) of the root buffer to the proxy of part `to`,
-// once the commands so far of the queues that wrote it on `from` have ended; `command` (on
-// `to`) waits for it to have landed. Pieces of move_piece: what each proxy holds at once.
+// once the commands so far of the queues that wrote it on `from`, and the moves still landing it
+// there, have ended; `command` (on `to`) waits for it to have landed. Pieces of move_piece: what
+// each proxy holds at once.
 void send_between_proxies(Spread& spread, _cl_mem* root, size_t from, size_t to, size_t begin, size_t end,
                           EnqueuedCommand& command) {
   _cl_context* context = root->context.get();
@@ -208,29 +209,24 @@ void send_between_proxies(Spread& spread, _cl_mem* root, size_t from, size_t to,
   Connection* target = context->part_connection(to);
   std::vector<ObjectId> after;
   for (const auto& queue : spread.writers[from]) after.push_back(queue->id);
-  const ObjectId source_queue = service_queue(context, from), target_queue = service_queue(context, to);
+  const ObjectId source_queue = service_queue(context, from);
   const ObjectId landing_queue = own_queue(context, to, &_cl_context::landing_queues);
   log::debug("spanning context: proxy ", source->record().node, " sends bytes ", begin, " to ", end,
              " of a buffer to proxy ", target->record().node);
-  // The holder's reads follow the moves still landing the range there (its service queue is in
-  // order: those from other proxies are on it already; those through this process are not).
-  std::vector<ObjectId> landing_there;
-  for (const auto& landing : landings_on(spread, from, begin, end)) landing_there.push_back(landing->id);
-  if (!landing_there.empty())
-    source->call<EnqueueMarker>(
-        {.queue = source_queue, .barrier = false, .tail = {.wait_list = landing_there, .event = no_object}});
   for (size_t offset = begin; offset < end; offset += move_piece) {
     const size_t size = std::min(move_piece, end - offset);
+    std::vector<ObjectId> landing_there;
+    for (const auto& landing : landings_on(spread, from, offset, offset + size)) landing_there.push_back(landing->id);
     const Bytes ticket = new_peer_ticket();
     const ObjectId landed_id = target->new_id();
-    target->call<ExpectPeerData>({.ticket = ticket, .queue = target_queue, .landing_queue = landing_queue,
-                                  .mem = root->id_on(target), .offset = offset, .size = size, .event = landed_id});
+    target->call<ExpectPeerData>({.ticket = ticket, .landing_queue = landing_queue, .mem = root->id_on(target),
+                                  .offset = offset, .size = size, .event = landed_id});
     const auto landed = std::make_shared<OwnEvent>(target, landed_id);
     command.wait_also(landed);
     try {
       source->call<SendToPeer>({.ticket = ticket, .queue = source_queue, .mem = root->id_on(source), .offset = offset,
-                                .size = size, .after_queues = after, .peer_node = target->record().node,
-                                .peer_pid = target->record().pid});
+                                .size = size, .after_queues = after, .after_events = landing_there,
+                                .peer_node = target->record().node, .peer_pid = target->record().pid});
     } catch (const ClError& error) {
       target->post<CancelPeerTicket>({.ticket = ticket, .status = error.code});
       throw;

@@ -298,6 +298,12 @@ void note_wait_list(cl_command_queue queue, const std::vector<cl_event>& waits,
   }
 }
 
+bool may_be_held(cl_command_queue queue) {
+  if (!registry().some_held.load(std::memory_order_acquire)) return false;
+  std::lock_guard registry_lock(registry().mutex);
+  return may_be_held(registry(), queue);
+}
+
 // A clFinish waits for a held command natively too; the commands' own waits, handed over while
 // the queue may be held, are polled for (HeldPoller) and do not wait behind it.
 void when_finished(cl_command_queue queue, Action action) {

@@ -27,6 +27,8 @@ bool is_in_order(cl_command_queue queue);
 // query while NVIDIA's runtime submits cost the Triad-like stream 2 µs each).
 void note_wait_list(cl_command_queue queue, const std::vector<cl_event>& waits,
                     const std::unordered_set<cl_event>& user_events);
+// Whether a command enqueued on `queue` now may be held back indefinitely (note_wait_list).
+bool may_be_held(cl_command_queue queue);
 // Runs `action` once `event` reaches `status` (CL_SUBMITTED, CL_RUNNING, CL_COMPLETE) or
 // fails, with the status reached (negative on failure): at once in the caller's thread if
 // the command has already ended, otherwise later in another thread; the event is retained

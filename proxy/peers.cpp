@@ -285,12 +285,23 @@ class MoveMemory {
 
 }  // namespace
 
-// Markers after every command enqueued so far on `queues`, released when it goes.
+// Markers after every command enqueued so far on `queues`, and `events`, all retained and
+// released when it goes; whether any may be held back indefinitely (completion.hpp).
 struct QueueMarkers {
   std::vector<cl_event> events;
-  QueueMarkers(Session& session, const std::vector<ObjectId>& queues) {
-    for (ObjectId id : queues) {
-      const auto queue = session.get<cl_command_queue>(id);
+  bool may_be_held = false;
+  QueueMarkers(Session& session, const std::vector<ObjectId>& queues, const std::vector<ObjectId>& and_events) {
+    std::vector<cl_command_queue> natives;  // all found before any is used
+    for (ObjectId id : queues) natives.push_back(session.get<cl_command_queue>(id));
+    for (ObjectId id : and_events) events.push_back(session.get<cl_event>(id));
+    for (cl_event event : events) {
+      clRetainEvent(event);
+      cl_int status = CL_QUEUED;
+      clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+      may_be_held = may_be_held || status > CL_COMPLETE;
+    }
+    for (cl_command_queue queue : natives) {
+      may_be_held = may_be_held || proxy::may_be_held(queue);
       cl_event marker = nullptr;
       check(clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker));
       clFlush(queue);
@@ -335,13 +346,37 @@ class PeerSend : public std::enable_shared_from_this<PeerSend> {
     const auto before = peer_->exchange_last_send(shared_from_this());
     if (before && &before->ring_ == &ring_ && before->follow_with(shared_from_this())) return;
     enter(ring_.acquire());
-    for (StagingRing::Slot slot; unread_ < chunks() && ring_.try_acquire(slot);) enter(slot);
+    enter_free_slots();
+  }
+
+  // Starts once what it follows has ended, where that may be held back (a writer waiting for a
+  // user event): meanwhile it holds one slot (so that its ring stays), has no read on the queue,
+  // which later sends share, and no later send follows it; then it reads with that slot and
+  // every free one.
+  void start_when_ended() {
+    const StagingRing::Slot slot = ring_.acquire();
+    {
+      std::lock_guard lock(mutex_);
+      ++slots_held_;
+    }
+    auto waiting = std::make_shared<std::atomic<size_t>>(after_->events.size());
+    for (cl_event event : after_->events)
+      when_complete(event, [self = shared_from_this(), slot, waiting](cl_int) {
+        if (--*waiting != 0) return;
+        self->read_next(slot);
+        self->enter_free_slots();
+      });
   }
 
  private:
   size_t chunks() const { return slots_.size(); }
   uint64_t chunk_offset(size_t index) const { return index * ring_.slot_bytes(); }
   size_t chunk_size(size_t index) const { return std::min<uint64_t>(ring_.slot_bytes(), size_ - chunk_offset(index)); }
+
+  // Takes as many more slots as are free and it has chunks for.
+  void enter_free_slots() {
+    for (StagingRing::Slot slot; unread_ < chunks() && ring_.try_acquire(slot);) enter(slot);
+  }
 
   // A slot comes to this move, from the ring or from the move before it.
   void enter(const StagingRing::Slot& slot) {
@@ -490,29 +525,19 @@ void drain_peer_data(Call& call, uint64_t size) {
 
 ExpectPeerData::Reply execute(Call& call, const ExpectPeerData::Request& request) {
   Session& session = call.session;
-  const auto [queue, mem] = move_target(session, request.ticket, request.queue, request.mem, request.offset,
-                                        request.size);
-  // Not `queue`, whose later commands wait for the data to have landed.
-  const auto landing = session.get<cl_command_queue>(request.landing_queue);
-  if (landing == queue) throw ClError{CL_INVALID_COMMAND_QUEUE};
+  const auto [landing, mem] = move_target(session, request.ticket, request.landing_queue, request.mem,
+                                          request.offset, request.size);
   session.check_fresh(request.event);
   cl_context context = nullptr;
-  check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr));
+  check(clGetCommandQueueInfo(landing, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr));
   cl_int status = CL_SUCCESS;
   cl_event landed = clCreateUserEvent(context, &status);
   check(status);
   auto arrival = std::make_shared<PeerArrival>(session.number(), landing, mem, request.offset, request.size, landed);
   session.server().peer_tickets().expect(request.ticket, arrival);
   session.hold_user_event(landed);  // failed at the session's end if the data never came
-  note_wait_list(queue, {landed}, session.user_events());  // its later commands wait for another proxy
-  cl_event marker = nullptr;
-  status = clEnqueueMarkerWithWaitList(queue, 1, &landed, &marker);
-  if (status != CL_SUCCESS) {
-    session.server().peer_tickets().cancel(request.ticket, session.number(), status);
-    throw ClError{status};
-  }
-  clFlush(queue);
-  keep_event(call, request.event, marker);
+  clRetainEvent(landed);            // the arrival's reference is its own
+  keep_event(call, request.event, landed);
   return {};
 }
 
@@ -527,15 +552,18 @@ SendToPeer::Reply execute(Call& call, const SendToPeer::Request& request) {
   if (in_process(session)) throw ClError{CL_INVALID_OPERATION};
   const auto [queue, mem] = move_target(session, request.ticket, request.queue, request.mem, request.offset,
                                         request.size);
-  auto after = std::make_unique<QueueMarkers>(session, request.after_queues);
+  auto after = std::make_unique<QueueMarkers>(session, request.after_queues, request.after_events);
   const auto peer = session.server().peer_links().to(request.peer_node, request.peer_pid);
   StagingRing& ring = staging_of(session, queue);
   // The receiver takes chunks of its size.
   if (ring.slot_bytes() != peer->chunk_bytes()) throw ClError{CL_INVALID_OPERATION};
   peer->call<ClaimPeerTicket>({.ticket = request.ticket});
   // Claimed: whatever happens now, the receiver hears of it through the stream's status.
-  std::make_shared<PeerSend>(peer, request.ticket, queue, mem, request.offset, request.size, std::move(after), ring)
-      ->start();
+  const bool held = after->may_be_held;
+  const auto send =
+      std::make_shared<PeerSend>(peer, request.ticket, queue, mem, request.offset, request.size, std::move(after), ring);
+  if (held) send->start_when_ended();
+  else send->start();
   session.statistics().count_to_client(request.size);
   log::debug("sending bytes ", request.offset, " to ", request.offset + request.size, " of a buffer to proxy ",
              peer->name());

@@ -737,20 +737,19 @@ struct WatchEvent {
 // when the event has ended (SignalPeer, then PeerEventStatus).
 inline constexpr size_t peer_ticket_bytes = 16;
 
-// To the receiving proxy. `landing_queue` writes the data; `event` (on `queue`) completes
-// once it has landed: the commands that read the range wait for it, and so do later commands
-// of `queue`.
+// To the receiving proxy. `landing_queue` writes the data; `event` (a user event, no command of
+// a queue, so that no later command waits behind a landing it does not need) completes once it
+// has landed: the commands that use the range wait for it.
 struct ExpectPeerData {
   HIVECL_MESSAGE(ExpectPeerData, true, Bulk::none)
   struct Request {
     Bytes ticket;
-    ObjectId queue = no_object;
     ObjectId landing_queue = no_object;
     ObjectId mem = no_object;
     uint64_t offset = 0;
     uint64_t size = 0;
     ObjectId event = no_object;
-    HIVECL_FIELDS(ticket, queue, landing_queue, mem, offset, size, event)
+    HIVECL_FIELDS(ticket, landing_queue, mem, offset, size, event)
   };
   using Reply = Empty;
 };
@@ -768,8 +767,10 @@ struct CancelPeerTicket {
 };
 
 // To the sending proxy: read the range with `queue` once every command enqueued so far on
-// `after_queues` has ended, and send it to proxy `peer_node`:`peer_pid` under `ticket`.
-// Replied once the ticket is claimed and the reads enqueued.
+// `after_queues`, and `after_events` (data still landing there), have ended, and send it to
+// proxy `peer_node`:`peer_pid` under `ticket`. Replied once the ticket is claimed and the reads
+// enqueued, or, where what they follow may be held back (by a user event), once they will be
+// enqueued when it has ended: a held send holds back no later one.
 struct SendToPeer {
   HIVECL_MESSAGE(SendToPeer, true, Bulk::none)
   struct Request {
@@ -779,9 +780,10 @@ struct SendToPeer {
     uint64_t offset = 0;
     uint64_t size = 0;
     std::vector<ObjectId> after_queues;
+    std::vector<ObjectId> after_events;
     std::string peer_node;
     int32_t peer_pid = 0;
-    HIVECL_FIELDS(ticket, queue, mem, offset, size, after_queues, peer_node, peer_pid)
+    HIVECL_FIELDS(ticket, queue, mem, offset, size, after_queues, after_events, peer_node, peer_pid)
   };
   using Reply = Empty;
 };

@@ -416,6 +416,39 @@ void events(const Setup& setup) {
   for (cl_event event : {held_gate, held, after}) clReleaseEvent(event);
 }
 
+// While a buffer's writer on device 0 waits for a user event, and a command of device 1 waits
+// for that buffer, another buffer written on device 0 (by another queue) is read on device 1
+// (by another queue) before the event is set: that read must not wait for the event.
+void held_writer(const Setup& setup) {
+  std::vector<int> held_values = iota(0), free_values = iota(500);
+  cl_mem held = buffer(setup, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, held_values.data());
+  cl_mem free = buffer(setup, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, free_values.data());
+  cl_int status = CL_SUCCESS;
+  cl_command_queue second_on_0 = clCreateCommandQueueWithProperties(setup.context, setup.devices[0], nullptr, &status);
+  check(status, "clCreateCommandQueueWithProperties");
+  cl_event gate = clCreateUserEvent(setup.context, &status);
+  check(status, "clCreateUserEvent");
+  cl_event held_written = nullptr, held_added = nullptr, free_written = nullptr;
+  add(setup, 0, held, 1, count, 1, &gate, &held_written);
+  add(setup, 1, held, 2, count, 1, &held_written, &held_added);
+  const int amount = 5;
+  check(clSetKernelArg(setup.add, 0, sizeof free, &free), "clSetKernelArg");
+  check(clSetKernelArg(setup.add, 1, sizeof amount, &amount), "clSetKernelArg");
+  check(clEnqueueNDRangeKernel(second_on_0, setup.add, 1, nullptr, &count, nullptr, 0, nullptr, &free_written),
+        "clEnqueueNDRangeKernel");
+  std::vector<int> values(count);
+  check(clEnqueueReadBuffer(setup.second_on_1, free, CL_TRUE, 0, bytes, values.data(), 1, &free_written, nullptr),
+        "clEnqueueReadBuffer");
+  expect(values == plus(free_values, amount), "read on device 1 while another buffer's writer on device 0 is held");
+  check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
+  check(clWaitForEvents(1, &held_added), "clWaitForEvents");
+  expect(read(setup, 0, held, count) == plus(held_values, 3), "the held writer's buffer, added to on device 1");
+  for (cl_event event : {gate, held_written, held_added, free_written}) clReleaseEvent(event);
+  clReleaseCommandQueue(second_on_0);
+  clReleaseMemObject(held);
+  clReleaseMemObject(free);
+}
+
 // Data written on device 0 once a user event is set, read by two kernels of two queues of
 // device 1 that each wait for the write: each must see the data, though only the first one's use
 // made it move there (large, so that a kernel not waiting for it to land would run first); and
@@ -537,6 +570,7 @@ int main(int argc, char** argv) {
   image_in_pieces(setup);
   events(setup);
   two_readers(setup);
+  held_writer(setup);
   binaries_and_linking(setup);
   for (cl_kernel kernel : {setup.add, setup.scale, setup.twice}) clReleaseKernel(kernel);
   for (cl_command_queue queue : {setup.queues[0], setup.queues[1], setup.second_on_1}) clReleaseCommandQueue(queue);
