@@ -528,10 +528,8 @@ ExpectPeerData::Reply execute(Call& call, const ExpectPeerData::Request& request
   const auto [landing, mem] = move_target(session, request.ticket, request.landing_queue, request.mem,
                                           request.offset, request.size);
   session.check_fresh(request.event);
-  cl_context context = nullptr;
-  check(clGetCommandQueueInfo(landing, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr));
   cl_int status = CL_SUCCESS;
-  cl_event landed = clCreateUserEvent(context, &status);
+  cl_event landed = clCreateUserEvent(session.facts_of(landing).context, &status);
   check(status);
   auto arrival = std::make_shared<PeerArrival>(session.number(), landing, mem, request.offset, request.size, landed);
   session.server().peer_tickets().expect(request.ticket, arrival);
