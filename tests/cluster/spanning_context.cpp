@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "platform_named.hpp"
@@ -556,22 +557,24 @@ void limits(const Setup& setup) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: spanning-context PLATFORM_NAME\n");
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: spanning-context PLATFORM_NAME [CASE...]\n");
     return 2;
   }
+  const std::vector<std::pair<std::string, void (*)(const Setup&)>> cases = {
+      {"limits", limits},       {"ping_pong", ping_pong},           {"halves", halves},
+      {"copy_fill_scale", copy_fill_scale}, {"map_unmap", map_unmap}, {"images", images},
+      {"image_in_pieces", image_in_pieces}, {"events", events},     {"two_readers", two_readers},
+      {"held_writer", held_writer}, {"binaries_and_linking", binaries_and_linking}};
+  const std::vector<std::string> chosen(argv + 2, argv + argc);
+  for (const std::string& name : chosen)
+    if (std::ranges::find(cases, name, &decltype(cases)::value_type::first) == cases.end()) {
+      std::fprintf(stderr, "spanning-context: no case %s\n", name.c_str());
+      return 2;
+    }
   Setup setup = open(argv[1]);
-  limits(setup);
-  ping_pong(setup);
-  halves(setup);
-  copy_fill_scale(setup);
-  map_unmap(setup);
-  images(setup);
-  image_in_pieces(setup);
-  events(setup);
-  two_readers(setup);
-  held_writer(setup);
-  binaries_and_linking(setup);
+  for (const auto& [name, run] : cases)
+    if (chosen.empty() || std::ranges::find(chosen, name) != chosen.end()) run(setup);
   for (cl_kernel kernel : {setup.add, setup.scale, setup.twice}) clReleaseKernel(kernel);
   for (cl_command_queue queue : {setup.queues[0], setup.queues[1], setup.second_on_1}) clReleaseCommandQueue(queue);
   clReleaseContext(setup.context);
