@@ -368,14 +368,104 @@ CopyImage::Reply execute(Call& call, const CopyImage::Request& request) {
   return {};
 }
 
+namespace {
+
+// A fill of a 3D image made once what it follows has ended. NVIDIA's clEnqueueFillImage of a
+// 3D image returns only once every command ahead of it (in its wait list or its queue) has
+// ended (docs/FINDINGS.md): made by the session's worker it would keep the requests that end
+// them (a user event's status, the data of a move landing) from ever running. So the queue
+// gets a marker of what the fill follows, then one waiting for a user event of the fill's own
+// (the command's event); once the first has ended the fill is made alone, on a queue of its
+// own, and its end (or failure) sets that user event.
+struct HeldFill {
+  cl_context context;
+  cl_device_id device;
+  cl_mem image;  // retained until the fill is enqueued
+  Bytes color;
+  Sizes origin, region;
+  cl_event ended;  // the user event the command's marker waits for; this fill's reference
+
+  // Once what the fill follows has reached `status`.
+  void run(cl_int status) {
+    cl_event filled = nullptr;
+    if (status == CL_COMPLETE) status = fill_alone(&filled);
+    clReleaseMemObject(image);
+    if (!filled) return set_and_release(ended, status);
+    when_complete(filled, [ended = ended](cl_int reached) { set_and_release(ended, reached); });
+    clReleaseEvent(filled);
+  }
+
+ private:
+  cl_int fill_alone(cl_event* filled) const {
+    cl_int status = CL_SUCCESS;
+    const cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &status);
+    if (status != CL_SUCCESS) return status;
+    status = clEnqueueFillImage(queue, image, color.data(), origin.data(), region.data(), 0, nullptr, filled);
+    clFlush(queue);
+    clReleaseCommandQueue(queue);
+    return status;
+  }
+  static void set_and_release(cl_event event, cl_int reached) {
+    clSetUserEventStatus(event, reached < 0 ? reached : CL_COMPLETE);
+    clReleaseEvent(event);
+  }
+};
+
+// What the native call would refuse at once, the fill being made later: an image of another
+// context, a region empty or past the image's edge.
+void check_fill(const Enqueue& enqueue, cl_mem image, const Sizes& origin, const Sizes& region) {
+  cl_context context = nullptr;
+  check(clGetMemObjectInfo(image, CL_MEM_CONTEXT, sizeof context, &context, nullptr));
+  if (context != enqueue.facts.context) throw ClError{CL_INVALID_CONTEXT};
+  const Sizes extent = {image_info<size_t>(image, CL_IMAGE_WIDTH), image_info<size_t>(image, CL_IMAGE_HEIGHT),
+                        image_info<size_t>(image, CL_IMAGE_DEPTH)};
+  for (size_t i = 0; i < 3; ++i)
+    if (region[i] == 0 || origin[i] > extent[i] || region[i] > extent[i] - origin[i]) throw ClError{CL_INVALID_VALUE};
+}
+
+// The command's event of a fill made through HeldFill.
+cl_event fill_when_ended(const Enqueue& enqueue, cl_mem image, const FillImage::Request& request) {
+  const Sizes origin = sizes(request.origin), region = sizes(request.region);
+  check_fill(enqueue, image, origin, region);
+  cl_int status = CL_SUCCESS;
+  const cl_event ended = clCreateUserEvent(enqueue.facts.context, &status);
+  check(status);
+  cl_event ahead = nullptr, event = nullptr;
+  status = clEnqueueMarkerWithWaitList(enqueue.queue, enqueue.wait_count(), enqueue.wait_list(), &ahead);
+  if (status == CL_SUCCESS) {
+    note_wait_list(enqueue.queue, {ended}, {ended});  // the queue's later commands wait for a user event
+    status = clEnqueueMarkerWithWaitList(enqueue.queue, 1, &ended, &event);
+  }
+  if (status != CL_SUCCESS) {  // nothing waits for `ended`; a marker of `ahead` alone ends by itself
+    if (ahead) clReleaseEvent(ahead);
+    clReleaseEvent(ended);
+    throw ClError{status};
+  }
+  clRetainMemObject(image);
+  auto fill = std::make_shared<HeldFill>(HeldFill{.context = enqueue.facts.context, .device = enqueue.facts.device,
+                                                  .image = image, .color = request.color, .origin = origin,
+                                                  .region = region, .ended = ended});
+  when_complete(ahead, [fill](cl_int reached) { fill->run(reached); });
+  clReleaseEvent(ahead);
+  return event;
+}
+
+}  // namespace
+
 FillImage::Reply execute(Call& call, const FillImage::Request& request) {
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
   const cl_mem image = image_of(call.session, request.image);
   if (request.color.size() != 16) throw ClError{CL_INVALID_VALUE};
-  const Sizes origin = sizes(request.origin), region = sizes(request.region);
+  cl_mem_object_type type = 0;
+  check(clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, nullptr));
   cl_event event = nullptr;
-  check(clEnqueueFillImage(enqueue.queue, image, request.color.data(), origin.data(), region.data(),
-                           enqueue.wait_count(), enqueue.wait_list(), &event));
+  if (type == CL_MEM_OBJECT_IMAGE3D) {
+    event = fill_when_ended(enqueue, image, request);
+  } else {
+    const Sizes origin = sizes(request.origin), region = sizes(request.region);
+    check(clEnqueueFillImage(enqueue.queue, image, request.color.data(), origin.data(), region.data(),
+                             enqueue.wait_count(), enqueue.wait_list(), &event));
+  }
   keep_event(call, request.tail.event, event);
   return {};
 }

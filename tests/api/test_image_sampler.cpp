@@ -2,9 +2,11 @@
 // queries, transfers with pitches, copies, fills, mappings, image<->buffer copies, a kernel
 // that samples an image, and the error codes of bad input.
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "differential.hpp"
@@ -413,6 +415,52 @@ DIFFERENTIAL_TEST(image_copy_fill, "clEnqueueCopyImage and clEnqueueFillImage", 
   Buffer buffer = make_buffer(setup.context, CL_MEM_READ_WRITE, 256);
   probe.status("copy from a buffer", clEnqueueCopyImage(setup.queue, buffer, destination, zero.data(), zero.data(),
                                                         region.data(), 0, nullptr, nullptr));
+  probe.status("finish", clFinish(setup.queue));
+}
+
+// A fill of a 3D image waiting for a user event that another thread sets (NVIDIA's own
+// clEnqueueFillImage of a 3D image returns only then), a write after it in its queue, and the
+// regions a fill refuses.
+DIFFERENTIAL_TEST(image_3d_fill_after_event, "clEnqueueFillImage of a 3D image held by a user event", "[image]") {
+  const Setup setup = make_setup(probe);
+  constexpr size_t width = 8, height = 4, depth = 3;
+  Bytes picture = sample(width * height * depth * pixel, 7);
+  const cl_image_desc desc = desc_of(CL_MEM_OBJECT_IMAGE3D, width, height, depth);
+  Buffer image = make_image(setup.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, desc, picture.data());
+  cl_int status = CL_SUCCESS;
+  Event gate(clCreateUserEvent(setup.context, &status));
+  REQUIRE(status == CL_SUCCESS);
+  cl_int opened = CL_SUCCESS;
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    opened = clSetUserEventStatus(gate.get(), CL_COMPLETE);
+  });
+  const cl_float4 unit_color{{10 / 255.0f, 20 / 255.0f, 30 / 255.0f, 40 / 255.0f}};
+  const std::array<size_t, 3> origin{1, 1, 1}, region{6, 2, 2}, pixel_origin{2, 1, 2}, one{1, 1, 1};
+  cl_event gate_event = gate.get(), filled_event = nullptr;
+  probe.status("fill", clEnqueueFillImage(setup.queue, image, &unit_color, origin.data(), region.data(), 1, &gate_event,
+                                          &filled_event));
+  Event filled(filled_event);
+  const unsigned char written[pixel] = {1, 2, 3, 4};
+  probe.status("write after it", clEnqueueWriteImage(setup.queue, image, CL_FALSE, pixel_origin.data(), one.data(), 0,
+                                                     0, written, 0, nullptr, nullptr));
+  opener.join();
+  probe.status("set the user event", opened);
+  probe.status("wait for the fill", clWaitForEvents(1, &filled_event));
+  for (size_t z = origin[2]; z < origin[2] + region[2]; ++z)
+    for (size_t y = origin[1]; y < origin[1] + region[1]; ++y)
+      for (size_t x = origin[0]; x < origin[0] + region[0]; ++x)
+        std::memcpy(&picture[((z * height + y) * width + x) * pixel], std::array<unsigned char, 4>{10, 20, 30, 40}.data(),
+                    pixel);
+  std::memcpy(&picture[((pixel_origin[2] * height + pixel_origin[1]) * width + pixel_origin[0]) * pixel], written, pixel);
+  record_data(probe, "filled, then written", read_image(setup.queue, image, {0, 0, 0}, {width, height, depth}), picture);
+  const std::array<size_t, 3> past_edge{1, 1, depth}, empty{6, 0, 2};
+  probe.status("fill past the last slice", clEnqueueFillImage(setup.queue, image, &unit_color, origin.data(),
+                                                              past_edge.data(), 0, nullptr, nullptr));
+  // PoCL 3.1 accepts an empty region.
+  expect_on_hivecl(probe, "fill of an empty region",
+                   clEnqueueFillImage(setup.queue, image, &unit_color, origin.data(), empty.data(), 0, nullptr, nullptr),
+                   CL_INVALID_VALUE);
   probe.status("finish", clFinish(setup.queue));
 }
 
