@@ -291,11 +291,26 @@ struct QueueMarkers {
   std::vector<cl_event> events;
   bool may_be_held = false;
   QueueMarkers(Session& session, const std::vector<ObjectId>& queues, const std::vector<ObjectId>& and_events) {
+    try {
+      collect(session, queues, and_events);
+    } catch (...) {  // a marker refused: the events retained so far go (no destructor runs)
+      release();
+      throw;
+    }
+  }
+  QueueMarkers(const QueueMarkers&) = delete;
+  QueueMarkers& operator=(const QueueMarkers&) = delete;
+  ~QueueMarkers() { release(); }
+
+ private:
+  void collect(Session& session, const std::vector<ObjectId>& queues, const std::vector<ObjectId>& and_events) {
     std::vector<cl_command_queue> natives;  // all found before any is used
     for (ObjectId id : queues) natives.push_back(session.get<cl_command_queue>(id));
-    for (ObjectId id : and_events) events.push_back(session.get<cl_event>(id));
-    for (cl_event event : events) {
+    std::vector<cl_event> found;
+    for (ObjectId id : and_events) found.push_back(session.get<cl_event>(id));
+    for (cl_event event : found) {
       clRetainEvent(event);
+      events.push_back(event);
       cl_int status = CL_QUEUED;
       clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
       may_be_held = may_be_held || status > CL_COMPLETE;
@@ -308,10 +323,9 @@ struct QueueMarkers {
       events.push_back(marker);
     }
   }
-  QueueMarkers(const QueueMarkers&) = delete;
-  QueueMarkers& operator=(const QueueMarkers&) = delete;
-  ~QueueMarkers() {
+  void release() {
     for (cl_event event : events) clReleaseEvent(event);
+    events.clear();
   }
 };
 
