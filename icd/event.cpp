@@ -3,6 +3,7 @@
 #include <CL/cl.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "icd/api.hpp"
 #include "icd/callbacks.hpp"
@@ -281,9 +282,19 @@ CL_API_ENTRY cl_int CL_API_CALL clSetUserEventStatus(cl_event event, cl_int exec
     checked(event);
     if (event->command_type != CL_COMMAND_USER) throw ClError{CL_INVALID_EVENT};
     if (execution_status > CL_COMPLETE) throw ClError{CL_INVALID_VALUE};
-    event->connection->call<SetUserEventStatus>({.event = event->id, .execution_status = execution_status});
-    for (const Replica& replica : event->replicas)
-      replica.connection->call<SetUserEventStatus>({.event = replica.id, .execution_status = execution_status});
+    // Every part gets the status, whichever fails; a replica's proxy that is gone is passed
+    // over (the commands there fail anyway), so that the other parts' commands run on.
+    std::optional<ClError> failed;
+    const auto set_on = [&](Connection* connection, ObjectId id, bool replica) {
+      try {
+        connection->call<SetUserEventStatus>({.event = id, .execution_status = execution_status});
+      } catch (const ClError& error) {
+        if (!(replica && !connection->available()) && !failed) failed = error;
+      }
+    };
+    set_on(event->connection, event->id, false);
+    for (const Replica& replica : event->replicas) set_on(replica.connection, replica.id, true);
+    if (failed) throw *failed;
   });
 }
 

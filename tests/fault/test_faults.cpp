@@ -384,6 +384,49 @@ void kill_proxy_of_awaited_event() {
   for (cl_event event : {gate, held, waiting}) CHECK(clReleaseEvent(event) == CL_SUCCESS);
 }
 
+// Two proxies: a kernel on the first device, held by a user event, writes a buffer that a kernel
+// on the second then uses, so that the first proxy's send of it waits for the user event
+// (a held send). The second proxy, which expects the data, is killed before the event is set:
+// the second kernel's wait must end with an error, not hang, and the first proxy, its send
+// given up, serve on.
+void kill_receiver_of_held_send() {
+  const TwoProxies two;
+  const auto& queues = two.queues;
+  cl_context context = two.context;
+  cl_int status = CL_SUCCESS;
+  const char* source = "__kernel void bump(__global uint* data) { data[get_global_id(0)] += 1; }";
+  cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &status);
+  REQUIRE(clBuildProgram(program, 0, nullptr, nullptr, nullptr, nullptr) == CL_SUCCESS);
+  cl_kernel kernel = clCreateKernel(program, "bump", &status);
+  REQUIRE(status == CL_SUCCESS);
+  const size_t count = 4u << 20;  // 16 MiB: several staging slots
+  std::vector<cl_uint> values(count, 7);
+  cl_mem data = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, count * sizeof(cl_uint), values.data(), &status);
+  REQUIRE(status == CL_SUCCESS);
+  REQUIRE(clSetKernelArg(kernel, 0, sizeof data, &data) == CL_SUCCESS);
+  cl_event gate = clCreateUserEvent(context, &status);
+  REQUIRE(status == CL_SUCCESS);
+  cl_event written = nullptr, used = nullptr;
+  REQUIRE(clEnqueueNDRangeKernel(queues[0], kernel, 1, nullptr, &count, nullptr, 1, &gate, &written) == CL_SUCCESS);
+  REQUIRE(clEnqueueNDRangeKernel(queues[1], kernel, 1, nullptr, &count, nullptr, 1, &written, &used) == CL_SUCCESS);
+  REQUIRE(clFlush(queues[1]) == CL_SUCCESS);
+
+  REQUIRE(::kill(two.pids[1], SIGKILL) == 0);
+  const auto killed_at = Clock::now();
+  REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
+  auto waited = std::async(std::launch::async, [&] { return clWaitForEvents(1, &used); });
+  REQUIRE(waited.wait_for(15s) == std::future_status::ready);
+  CHECK(waited.get() != CL_SUCCESS);
+  CHECK(Clock::now() - killed_at < 10s);
+  CHECK(clWaitForEvents(1, &written) == CL_SUCCESS);  // the first proxy ran its kernel
+
+  check_serves(two.devices[0]);
+  for (cl_event event : {gate, written, used}) CHECK(clReleaseEvent(event) == CL_SUCCESS);
+  CHECK(clReleaseMemObject(data) == CL_SUCCESS);
+  CHECK(clReleaseKernel(kernel) == CL_SUCCESS);
+  CHECK(clReleaseProgram(program) == CL_SUCCESS);
+}
+
 }  // namespace
 
 // Client B (guessing-client, another process with its own session) tries this session's
@@ -826,6 +869,11 @@ TEST_CASE("a proxy killed while it sends a buffer to another fails the move, and
 TEST_CASE("a proxy killed while another sends it a buffer fails the move, and the other serves on",
           "[fault][peer-death-receiver]") {
   kill_one_proxy_while_moving(false);
+}
+
+TEST_CASE("a proxy killed while another holds a send to it (held by a user event) fails the use, and the other serves on",
+          "[fault][peer-death-held-receiver]") {
+  kill_receiver_of_held_send();
 }
 
 TEST_CASE("a proxy killed while another waits for its event fails the wait, and the other serves on",
