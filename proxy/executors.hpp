@@ -159,8 +159,9 @@ void hold_until_complete(cl_event event, std::shared_ptr<HostBuffer> data);
 // filled `data`, it goes to the client chunk by chunk, then the read's status (memory.cpp).
 void deliver_when_filled(Session& session, cl_event event, const Replier& later, uint64_t host_address,
                          std::shared_ptr<HostBuffer> data);
-// The native image of `id`; CL_INVALID_MEM_OBJECT for a buffer (image.cpp).
-cl_mem image_of(Session& session, protocol::ObjectId id);
+// The native image of `id`, and its type where `type` is given; CL_INVALID_MEM_OBJECT for a
+// buffer (image.cpp).
+cl_mem image_of(Session& session, protocol::ObjectId id, cl_mem_object_type* type = nullptr);
 // clSetKernelArg of a sampler argument the client recorded (sampler.cpp).
 cl_int set_sampler_arg(Session& session, cl_kernel kernel, const protocol::KernelArg& arg);
 // Registers the event a command produced under the id the client chose, or releases it.

@@ -145,11 +145,12 @@ cl_event image_with_segment(Call& call, Native native, const Enqueue& enqueue, c
 
 }  // namespace
 
-cl_mem image_of(Session& session, ObjectId id) {
+cl_mem image_of(Session& session, ObjectId id, cl_mem_object_type* type) {
   const cl_mem mem = session.get<cl_mem>(id);
-  cl_mem_object_type type = 0;
-  check(clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, nullptr));
-  if (type == CL_MEM_OBJECT_BUFFER) throw ClError{CL_INVALID_MEM_OBJECT};
+  cl_mem_object_type found = 0;
+  check(clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof found, &found, nullptr));
+  if (found == CL_MEM_OBJECT_BUFFER) throw ClError{CL_INVALID_MEM_OBJECT};
+  if (type) *type = found;
   return mem;
 }
 
@@ -454,10 +455,9 @@ cl_event fill_when_ended(const Enqueue& enqueue, cl_mem image, const FillImage::
 
 FillImage::Reply execute(Call& call, const FillImage::Request& request) {
   const Enqueue enqueue = prepare_enqueue(call, request.queue, request.tail);
-  const cl_mem image = image_of(call.session, request.image);
-  if (request.color.size() != 16) throw ClError{CL_INVALID_VALUE};
   cl_mem_object_type type = 0;
-  check(clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, nullptr));
+  const cl_mem image = image_of(call.session, request.image, &type);
+  if (request.color.size() != 16) throw ClError{CL_INVALID_VALUE};
   cl_event event = nullptr;
   if (type == CL_MEM_OBJECT_IMAGE3D) {
     event = fill_when_ended(enqueue, image, request);
