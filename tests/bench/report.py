@@ -23,6 +23,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 (the backend is chosen first)
 
 SIZE = re.compile(r"\s*\b\d+ (B|KiB|MiB|GiB)\b")
+# A window's length ("x32"), which benchmarks shorten for the largest sizes.
+WINDOW = re.compile(r"\bx\d+\b")
 
 
 def read_rows(path):
@@ -42,7 +44,7 @@ def bandwidth_series(rows):
     for row in rows:
         if row["unit"] != "GB/s" or not SIZE.search(row["case"]):
             continue
-        name = SIZE.sub("", row["case"]).strip()
+        name = WINDOW.sub("window", SIZE.sub("", row["case"])).strip()
         series.setdefault(row["benchmark"], OrderedDict()).setdefault(name, []).append(row)
     return {benchmark: {name: sorted(points, key=lambda r: r["bytes"]) for name, points in by_name.items()
                         if len(points) > 1}
@@ -50,7 +52,7 @@ def bandwidth_series(rows):
 
 
 def plot_bandwidth(benchmark, series, directory):
-    figure, axes = plt.subplots(figsize=(8, 5))
+    figure, axes = plt.subplots(figsize=(12, 5.5))
     for index, (name, points) in enumerate(series.items()):
         sizes = [p["bytes"] for p in points]
         color = f"C{index}"
@@ -62,7 +64,8 @@ def plot_bandwidth(benchmark, series, directory):
     axes.set_ylabel("bandwidth (GB/s, median)")
     axes.set_title(f"{benchmark}: bandwidth against size")
     axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize="small")
+    # Beside the axes: a benchmark of many cases has a legend as tall as the plot.
+    axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     name = f"bandwidth-{benchmark}.png"
     figure.tight_layout()
     figure.savefig(os.path.join(directory, name), dpi=110)
