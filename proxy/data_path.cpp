@@ -68,10 +68,12 @@ void MemoryDataPath::deliver_rows(const transport::PeerRows& rows, const std::by
   sent();
 }
 
+// Half the cores, at most 8: with 16 MiB chunks, copies of 1 MiB parts or more (PeerMemory::copy)
+// on 8 threads moved 64-256 MiB about twice as fast as on 4 (docs/PERFORMANCE.md).
 transport::CopyTeam& copy_team(size_t configured_threads) {
   static transport::CopyTeam team(configured_threads
                                       ? configured_threads
-                                      : std::clamp<size_t>(std::thread::hardware_concurrency() / 4, 1, 8));
+                                      : std::clamp<size_t>(std::thread::hardware_concurrency() / 2, 1, 8));
   return team;
 }
 

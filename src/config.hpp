@@ -40,7 +40,7 @@ struct Config {
   // proxy: how long the threads that take a session's requests (its channel reader, its
   // worker, the MPI progress thread) poll after the last one before they sleep; unset: auto
   std::optional<std::chrono::microseconds> proxy_poll_spin;
-  uint64_t chunk_bytes = 4u << 20;      // bulk data moves in pieces (staging slots, MPI messages) of this size
+  uint64_t chunk_bytes = 16u << 20;     // bulk data moves in pieces (staging slots, MPI messages) of this size
   std::string data_path = "auto";       // client: auto, mpi or memory (same node: the proxy copies directly)
   // client: auto (control frames through shared memory where the data path is memory) or mpi
   std::string control_path = "auto";

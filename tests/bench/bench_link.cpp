@@ -10,7 +10,7 @@
 // bench-link --moves (under tests/cluster/with-two-proxies.sh): a buffer of a context over the
 // devices of two proxies moved from one to the other (written on the first device, migrated to
 // the second, which waits for it), against raw MPI streaming as many bytes in messages of the
-// proxies' chunk size (HIVECL_CHUNK_BYTES, default 4 MiB) between two such processes.
+// proxies' chunk size (`chunk_bytes`, as they read it) between two such processes.
 #include <CL/cl.h>
 #include <mpi.h>
 #include <spawn.h>
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bench/side_by_side.hpp"
+#include "config.hpp"
 #include "transport/mpi_defaults.hpp"
 #include "transport/rendezvous.hpp"
 
@@ -172,7 +173,7 @@ struct TwoDevices {
 
 int measure_moves(Peer& peer) {
   const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{256} << 20);
-  const size_t chunk = env_size("HIVECL_CHUNK_BYTES", size_t{4} << 20);
+  const size_t chunk = hivecl::config().chunk_bytes;
   TwoDevices two;
   SideBySide bench("proxy-to-proxy");
   std::printf("columns: native = raw MPI between two connect/accept processes, HiveCL = a buffer moved from "
