@@ -213,9 +213,9 @@ DIFFERENTIAL_TEST(initial_contents, "Buffers made from host memory start with it
   const Setup setup = make_setup(probe);
   const cl_mem_flags copying[] = {CL_MEM_COPY_HOST_PTR, CL_MEM_COPY_HOST_PTR | CL_MEM_ALLOC_HOST_PTR,
                                   CL_MEM_COPY_HOST_PTR | CL_MEM_READ_ONLY | CL_MEM_HOST_READ_ONLY};
-  // Through a proxy of this node, a large buffer's contents go through the staging ring (the
-  // default ring is 4 slots of 4 MiB: 9 MiB takes three pieces, more with smaller slots).
-  for (const size_t size : {size_t{4096 + 7}, size_t{(9u << 20) + 7}}) {
+  // Through a proxy of this node, a large buffer's contents go through the staging ring (17 MiB
+  // takes two pieces in the default slots of 16 MiB, many in api-small-pieces' slots of 4 KiB).
+  for (const size_t size : {size_t{4096 + 7}, size_t{(17u << 20) + 7}}) {
     const Bytes original = sample(size, 3);
     for (const cl_mem_flags flags : copying) {
       Bytes host = original;
@@ -235,8 +235,9 @@ DIFFERENTIAL_TEST(initial_contents, "Buffers made from host memory start with it
 
 // --- reads and writes ------------------------------------------------------------------
 
-// Non-blocking transfers larger than HiveCL's staging ring (4 slots of 4 MiB by default) in
-// flight together: their chunks share the ring (large_transfers below: blocking ones).
+// Non-blocking transfers of several chunks (two of the default 16 MiB; under api-small-pieces
+// many more than the ring's 4 slots) in flight together: their chunks share the ring
+// (large_transfers below: blocking ones).
 DIFFERENTIAL_TEST(transfers_in_flight, "Non-blocking transfers in flight together keep every byte in place",
                   "[memory]") {
   const Setup setup = make_setup(probe);
@@ -245,12 +246,13 @@ DIFFERENTIAL_TEST(transfers_in_flight, "Non-blocking transfers in flight togethe
   Bytes expected = sample(size, 8);
   probe.status("write", clEnqueueWriteBuffer(setup.queue, buffer, CL_TRUE, 0, size, expected.data(), 0, nullptr,
                                              nullptr));
-  const Bytes patch = sample((9u << 20) + 7, 9);
+  // The patch and the part each take two chunks of the default 16 MiB.
+  const Bytes patch = sample((17u << 20) + 7, 9);
   constexpr size_t patch_at = (3u << 20) + 4093;
   probe.status("write across chunks", clEnqueueWriteBuffer(setup.queue, buffer, CL_FALSE, patch_at, patch.size(),
                                                            patch.data(), 0, nullptr, nullptr));
   std::copy(patch.begin(), patch.end(), expected.begin() + patch_at);
-  Bytes whole(size), part((13u << 20) + 1);
+  Bytes whole(size), part((17u << 20) + 1);
   constexpr size_t part_at = (2u << 20) + 1;
   probe.status("read", clEnqueueReadBuffer(setup.queue, buffer, CL_FALSE, 0, size, whole.data(), 0, nullptr,
                                            nullptr));
@@ -261,8 +263,9 @@ DIFFERENTIAL_TEST(transfers_in_flight, "Non-blocking transfers in flight togethe
   record_data(probe, "part", part, slice(expected, part_at, part.size()));
 }
 
-// A write larger than HiveCL's staging ring, held back by a user event that only a later
-// call sets: the proxy must not wait for slots that the device cannot give back yet.
+// A write held back by a user event that only a later call sets, larger than HiveCL's staging
+// ring under api-small-pieces (4 slots of 4 KiB; by default it takes 2 of 4 slots of 16 MiB):
+// the proxy must not wait for slots that the device cannot give back yet.
 DIFFERENTIAL_TEST(gated_large_write, "A large write waiting for a user event completes once it is set", "[memory]") {
   const Setup setup = make_setup(probe);
   constexpr size_t size = (24u << 20) + 5;
@@ -453,7 +456,7 @@ DIFFERENTIAL_TEST(transfer_errors, "clEnqueueReadBuffer and clEnqueueWriteBuffer
 
 DIFFERENTIAL_TEST(large_transfers, "Large transfers keep their data intact", "[memory]") {
   const Setup setup = make_setup(probe);
-  // Not a multiple of the 4 MiB chunk HiveCL moves data in.
+  // Not a multiple of the chunk HiveCL moves data in (16 MiB by default).
   constexpr size_t size = 48 * mib + 12345;
   const Bytes data = sample(size, 7);
   const Buffer buffer = make_buffer(setup.context, CL_MEM_READ_WRITE, size);

@@ -399,7 +399,7 @@ void kill_receiver_of_held_send() {
   REQUIRE(clBuildProgram(program, 0, nullptr, nullptr, nullptr, nullptr) == CL_SUCCESS);
   cl_kernel kernel = clCreateKernel(program, "bump", &status);
   REQUIRE(status == CL_SUCCESS);
-  const size_t count = 4u << 20;  // 16 MiB: several staging slots
+  const size_t count = 16u << 20;  // 64 MiB: four staging slots of the default 16 MiB
   std::vector<cl_uint> values(count, 7);
   cl_mem data = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, count * sizeof(cl_uint), values.data(), &status);
   REQUIRE(status == CL_SUCCESS);
