@@ -60,7 +60,7 @@ class MemoryDataPath final : public DataPath {
   transport::PeerMemory client_;
 };
 
-// The team of threads that copies same-node data (copy_threads; by default a quarter of
+// The team of threads that copies same-node data (copy_threads; by default half
 // the cores, at least 1, at most 8).
 transport::CopyTeam& copy_team(size_t configured_threads);
 

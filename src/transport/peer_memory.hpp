@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -53,12 +54,13 @@ class CopyTeam {
   bool take_part(size_t& index);
 
   std::vector<std::thread> helpers_;
-  std::mutex mutex_;  // one job at a time, and its state
-  std::mutex job_mutex_;
-  std::condition_variable work_cv_, done_cv_;
+  std::mutex mutex_;  // one job at a time
+  std::mutex job_mutex_;  // the job's state
+  std::condition_variable work_cv_;
   const std::function<void(size_t)>* part_ = nullptr;
-  size_t parts_ = 0, next_ = 0, finished_ = 0;
-  uint64_t generation_ = 0;
+  size_t parts_ = 0, next_ = 0;
+  std::atomic<size_t> finished_ = 0;  // also read without job_mutex_
+  std::atomic<uint64_t> generation_ = 0;  // also read without job_mutex_
   bool stopping_ = false;
 };
 
