@@ -359,7 +359,7 @@ class PeerSend : public std::enable_shared_from_this<PeerSend> {
   void start() {
     const auto before = peer_->exchange_last_send(shared_from_this());
     if (before && &before->ring_ == &ring_ && before->follow_with(shared_from_this())) return;
-    enter(ring_.acquire());
+    enter(ring_.acquire(StagingRing::Filler::device));
     enter_free_slots();
   }
 
@@ -368,7 +368,7 @@ class PeerSend : public std::enable_shared_from_this<PeerSend> {
   // which later sends share, and no later send follows it; then it reads with that slot and
   // every free one.
   void start_when_ended() {
-    const StagingRing::Slot slot = ring_.acquire();
+    const StagingRing::Slot slot = ring_.acquire(StagingRing::Filler::device);
     {
       std::lock_guard lock(mutex_);
       ++slots_held_;
@@ -389,7 +389,8 @@ class PeerSend : public std::enable_shared_from_this<PeerSend> {
 
   // Takes as many more slots as are free and it has chunks for.
   void enter_free_slots() {
-    for (StagingRing::Slot slot; unread_ < chunks() && ring_.try_acquire(slot);) enter(slot);
+    for (StagingRing::Slot slot; unread_ < chunks() && ring_.try_acquire(StagingRing::Filler::device, slot);)
+      enter(slot);
   }
 
   // A slot comes to this move, from the ring or from the move before it.

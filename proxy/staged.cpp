@@ -64,7 +64,8 @@ class WritePipeline {
     uint64_t next = 0;
     while (next < total || !arriving_.empty()) {
       StagingRing::Slot slot{};
-      const bool room = arriving_.empty() ? (slot = ring_.acquire(), true) : ahead && ring_.try_acquire(slot);
+      const bool room = arriving_.empty() ? (slot = ring_.acquire(StagingRing::Filler::host), true)
+                                         : ahead && ring_.try_acquire(StagingRing::Filler::host, slot);
       if (next < total && room) {
         const BoxPiece piece = box_piece(transfer_.region, client.element, next, ring_.slot_bytes());
         arriving_.push_back({piece, slot,
@@ -213,7 +214,7 @@ void read_staged(Call& call, const Enqueue& enqueue, const StagedTransfer& trans
   std::vector<cl_event> events;
   for (size_t index = 0; index < pieces.size(); ++index) {
     const BoxPiece& piece = pieces[index];
-    const StagingRing::Slot slot = ring.acquire();
+    const StagingRing::Slot slot = ring.acquire(StagingRing::Filler::device);
     cl_event event = nullptr;
     const cl_int status = transfer.enqueue(enqueue, piece, slot.data, &event);
     if (status != CL_SUCCESS) {

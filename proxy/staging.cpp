@@ -127,7 +127,19 @@ constexpr auto stall_timeout = std::chrono::milliseconds(100);
 
 }  // namespace
 
-StagingRing::Slot StagingRing::acquire() {
+StagingRing::Slot StagingRing::take_free(Filler filler) {
+  size_t index = 0;
+  if (filler == Filler::device) {
+    index = free_.front();
+    free_.pop_front();
+  } else {
+    index = free_.back();
+    free_.pop_back();
+  }
+  return {index, base_ + index * slot_bytes_, nullptr};
+}
+
+StagingRing::Slot StagingRing::acquire(Filler filler) {
   std::unique_lock lock(mutex_);
   // Once stalled, until a slot comes back: a write of many chunks behind a user event would
   // otherwise wait the timeout for each of them.
@@ -140,17 +152,13 @@ StagingRing::Slot StagingRing::acquire() {
     std::shared_ptr<std::byte[]> own(new std::byte[slot_bytes_]);
     return {count_, own.get(), own};
   }
-  const size_t index = free_.back();
-  free_.pop_back();
-  return {index, base_ + index * slot_bytes_, nullptr};
+  return take_free(filler);
 }
 
-bool StagingRing::try_acquire(Slot& slot) {
+bool StagingRing::try_acquire(Filler filler, Slot& slot) {
   std::lock_guard lock(mutex_);
   if (free_.empty()) return false;
-  const size_t index = free_.back();
-  free_.pop_back();
-  slot = {index, base_ + index * slot_bytes_, nullptr};
+  slot = take_free(filler);
   return true;
 }
 

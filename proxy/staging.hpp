@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -54,14 +55,22 @@ class StagingRing {
   size_t slot_bytes() const { return slot_bytes_; }
   size_t slots() const { return count_; }
   cl_device_id device() const { return device_; }
+  // Who fills a slot first: the device (a read) or the host (a write). The device gets the
+  // free slot used least recently, the host the one used most recently: on the H100 machine
+  // NVIDIA's DMA into a slot that the copy threads had just read out took 1.4-8 times as long
+  // (their caches held its lines), and a copy into a slot whose lines are still cached is the
+  // faster one (docs/FINDINGS.md).
+  enum class Filler { device, host };
   // Waits for a free slot; memory of its own after `stall_timeout` without one.
-  Slot acquire();
+  Slot acquire(Filler filler);
   // A free slot if there is one.
-  bool try_acquire(Slot& slot);
+  bool try_acquire(Filler filler, Slot& slot);
   void release(const Slot& slot);
 
  private:
   bool map_runtime_memory(cl_context context, cl_device_id device);
+  // Takes a slot off the free list (not empty; mutex_ held) for `filler`.
+  Slot take_free(Filler filler);
 
   cl_device_id device_;
   size_t slot_bytes_;
@@ -71,7 +80,7 @@ class StagingRing {
   cl_command_queue queue_ = nullptr;
   std::mutex mutex_;
   std::condition_variable freed_;
-  std::vector<size_t> free_;
+  std::deque<size_t> free_;  // the most recently released last
   size_t count_;
   bool stalled_ = false;  // an acquire found no slot within the stall timeout, and none came back since
   bool warned_ = false;
