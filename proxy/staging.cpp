@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "log.hpp"
 #include "proxy/vendors.hpp"

@@ -17,7 +17,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <vector>
 
 namespace hivecl::proxy {
 
@@ -56,7 +55,7 @@ class StagingRing {
   size_t slots() const { return count_; }
   cl_device_id device() const { return device_; }
   // Who fills a slot first: the device (a read) or the host (a write). The device gets the
-  // free slot used least recently, the host the one used most recently: on the H100 machine
+  // free slot released longest ago, the host the one released last: on the H100 machine
   // NVIDIA's DMA into a slot that the copy threads had just read out took 1.4-8 times as long
   // (their caches held its lines), and a copy into a slot whose lines are still cached is the
   // faster one (docs/FINDINGS.md).

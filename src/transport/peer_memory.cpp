@@ -100,12 +100,10 @@ void CopyTeam::run(size_t parts, const std::function<void(size_t)>& part) {
 }
 
 void CopyTeam::help() {
-  std::unique_lock lock(job_mutex_);
   uint64_t seen = 0;
   while (true) {
-    lock.unlock();
     poll_for([&] { return generation_.load() != seen; }, poll_for_next_job);
-    lock.lock();
+    std::unique_lock lock(job_mutex_);
     work_cv_.wait(lock, [&] { return stopping_ || (part_ && generation_ != seen && next_ < parts_); });
     if (stopping_) return;
     seen = generation_;
