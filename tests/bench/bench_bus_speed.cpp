@@ -3,11 +3,15 @@
 // from 1 KiB up to HIVECL_BENCH_MAX_BYTES (default 64 MiB; SHOC goes to 512 MiB), doubling.
 // Unlike SHOC, which times transfers with events from pageable or pinned memory, the time is
 // the host's around each blocking call from ordinary (malloc'd) memory: what an application
-// waits for, HiveCL's transport included.
+// waits for, HiveCL's transport included. HIVECL_BENCH_HUGE_PAGES=1 asks transparent huge pages
+// for that memory (madvise): through a proxy of the same node its copies then scale over the
+// proxy's copy threads (docs/FINDINGS.md).
 #include <CL/cl.h>
+#include <sys/mman.h>
 
 #include <algorithm>
-#include <vector>
+#include <cstring>
+#include <memory>
 
 #include "bench/side_by_side.hpp"
 
@@ -22,11 +26,23 @@ cl_mem make_buffer(const Side& side, size_t bytes) {
   return buffer;
 }
 
+// Ordinary memory of `bytes`, in huge pages where `huge` and the kernel grants them.
+std::shared_ptr<char> host_memory(size_t bytes, bool huge) {
+  constexpr size_t huge_page = size_t{2} << 20;
+  const size_t mapped = bytes + huge_page;
+  void* memory = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) die("mmap of the host memory", CL_OUT_OF_HOST_MEMORY);
+  char* start = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(memory) + huge_page - 1) & ~(huge_page - 1));
+  if (huge && madvise(start, bytes, MADV_HUGEPAGE) != 0) std::printf("note: no transparent huge pages here\n");
+  std::memset(start, 1, bytes);
+  return {start, [memory, mapped](char*) { munmap(memory, mapped); }};
+}
+
 }  // namespace
 
 int main() {
   const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{64} << 20);
-  std::vector<char> host(max_bytes, 1);
+  const std::shared_ptr<char> host = host_memory(max_bytes, env_size("HIVECL_BENCH_HUGE_PAGES", 0) != 0);
   SideBySide bench("bus_speed");
   const cl_mem native_buffer = make_buffer(bench.native, max_bytes);
   const cl_mem hivecl_buffer = make_buffer(bench.hivecl, max_bytes);
@@ -40,10 +56,10 @@ int main() {
         const auto start = Clock::now();
         for (int i = 0; i < calls; ++i) {
           if (download)
-            check(clEnqueueWriteBuffer(side.queue, buffer, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr),
+            check(clEnqueueWriteBuffer(side.queue, buffer, CL_TRUE, 0, bytes, host.get(), 0, nullptr, nullptr),
                   "clEnqueueWriteBuffer");
           else
-            check(clEnqueueReadBuffer(side.queue, buffer, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr),
+            check(clEnqueueReadBuffer(side.queue, buffer, CL_TRUE, 0, bytes, host.get(), 0, nullptr, nullptr),
                   "clEnqueueReadBuffer");
         }
         return static_cast<double>(bytes) * calls / seconds_since(start) / 1e9;
