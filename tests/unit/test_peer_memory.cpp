@@ -1,15 +1,21 @@
 // The same-node copy path against this very process: process_vm_readv/writev on one's own
 // pid needs no permission, so the splitting over a team of threads is checked for real.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "catch.hpp"
 #include "transport/peer_memory.hpp"
 
 using hivecl::transport::CopyTeam;
+using hivecl::transport::PageMap;
 using hivecl::transport::PeerMemory;
 
 namespace {
@@ -20,7 +26,75 @@ std::vector<unsigned char> pattern(size_t size, unsigned seed) {
   return bytes;
 }
 
+constexpr size_t huge_page = size_t{2} << 20;
+
+// Fresh memory of `bytes` at a huge page boundary, advised `advice` and written (so present).
+struct AdvisedMemory {
+  AdvisedMemory(size_t bytes, int advice) : mapped(bytes + huge_page) {
+    base = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(base != MAP_FAILED);
+    start = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(base) + huge_page - 1) & ~(huge_page - 1));
+    madvise(start, bytes, advice);
+    std::memset(start, 1, bytes);
+  }
+  AdvisedMemory(const AdvisedMemory&) = delete;
+  AdvisedMemory& operator=(const AdvisedMemory&) = delete;
+  ~AdvisedMemory() { munmap(base, mapped); }
+  uint64_t address() const { return reinterpret_cast<uint64_t>(start); }
+  size_t mapped;
+  void* base;
+  std::byte* start;
+};
+
+// The kernel's own account (/proc/self/smaps) of the huge pages in the mapping that holds `address`.
+size_t anonymous_huge_bytes(uint64_t address) {
+  std::ifstream smaps("/proc/self/smaps");
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uint64_t first = 0, end = 0;
+    char dash = 0;
+    if (std::istringstream range(line); range >> std::hex >> first >> dash >> end && dash == '-') {
+      inside = first <= address && address < end;
+    } else if (inside && line.rfind("AnonHugePages:", 0) == 0) {
+      return std::stoull(line.substr(line.find(':') + 1)) * 1024;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
+
+TEST_CASE("PageMap tells memory in huge pages from memory in 4 KiB pages", "[peer-memory]") {
+  const PageMap pages(::getpid());
+  if (!pages.available()) {
+    WARN("this kernel has no PAGEMAP_SCAN (Linux 6.7): not run");
+    return;
+  }
+  constexpr size_t bytes = size_t{4} << 20;
+  const AdvisedMemory small(bytes, MADV_NOHUGEPAGE);
+  CHECK_FALSE(pages.huge(small.address(), bytes));
+  const AdvisedMemory huge(bytes, MADV_HUGEPAGE);
+  // Granted where transparent huge pages are on (always or madvise), as the kernel's account says.
+  CHECK(pages.huge(huge.address(), bytes) == (anonymous_huge_bytes(huge.address()) >= bytes));
+  CHECK_FALSE(pages.huge(huge.address(), 0));
+  void* untouched = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(untouched != MAP_FAILED);
+  CHECK_FALSE(pages.huge(reinterpret_cast<uint64_t>(untouched), bytes));  // absent pages are not huge
+  munmap(untouched, bytes);
+}
+
+TEST_CASE("PeerMemory copies memory in huge pages in smaller parts, whole", "[peer-memory]") {
+  CopyTeam team(8);
+  const PeerMemory self(::getpid(), team);
+  constexpr size_t bytes = (size_t{4} << 20) + 5;  // eight parts in huge pages, four otherwise
+  const AdvisedMemory remote(bytes, MADV_HUGEPAGE);
+  const auto source = pattern(bytes, 9);
+  REQUIRE(self.write(remote.address(), source.data(), bytes));
+  std::vector<unsigned char> back(bytes);
+  REQUIRE(self.read(remote.address(), back.data(), bytes));
+  CHECK(back == source);
+  CHECK(std::memcmp(remote.start, source.data(), bytes) == 0);
+}
 
 TEST_CASE("PeerMemory copies whole ranges, split over a team of threads", "[peer-memory]") {
   for (size_t threads : {1, 3}) {
