@@ -42,7 +42,8 @@ std::shared_ptr<char> host_memory(size_t bytes, bool huge) {
 
 int main() {
   const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{64} << 20);
-  const std::shared_ptr<char> host = host_memory(max_bytes, env_size("HIVECL_BENCH_HUGE_PAGES", 0) != 0);
+  const bool huge_pages = env_size("HIVECL_BENCH_HUGE_PAGES", 0) != 0;
+  const std::shared_ptr<char> host = host_memory(max_bytes, huge_pages);
   SideBySide bench("bus_speed");
   const cl_mem native_buffer = make_buffer(bench.native, max_bytes);
   const cl_mem hivecl_buffer = make_buffer(bench.hivecl, max_bytes);
@@ -50,7 +51,8 @@ int main() {
     for (size_t bytes = 1024; bytes <= max_bytes; bytes *= 2) {
       // Enough calls per round to outlast the clock's and the scheduler's noise.
       const int calls = static_cast<int>(std::clamp<size_t>((size_t{64} << 20) / bytes, 2, 200));
-      const std::string name = (download ? "download " : "readback ") + size_label(bytes);
+      const std::string name =
+          (download ? "download " : "readback ") + size_label(bytes) + (huge_pages ? " [huge pages]" : "");
       bench.compare(name, "GB/s", bytes, [&](Side& side) {
         const cl_mem buffer = &side == &bench.native ? native_buffer : hivecl_buffer;
         const auto start = Clock::now();

@@ -3,8 +3,9 @@
 # platform picked by name): builds, checks the examples natively and through HiveCL at small
 # sizes, runs every Meson benchmark (SHOC-style level 0, the examples at GPU sizes, the
 # call/transfer benchmarks) against native NVIDIA OpenCL with the proxy on the same node,
-# and writes the CSV, the logs and the report (tests/bench/report.py, when matplotlib is
-# there) under OUTPUT_DIR. About 6-8 minutes on one H100.
+# bus speed a second time from host memory in transparent huge pages, and writes the CSV, the
+# logs and the report (tests/bench/report.py, when matplotlib is there) under OUTPUT_DIR.
+# About 4-8 minutes on one H100.
 #   tests/gpu/bench-suite.sh OUTPUT_DIR
 set -u
 out=$(mkdir -p "${1:?output directory}" && cd "$1" && pwd)
@@ -39,6 +40,12 @@ for benchmark in max_flops device_memory compile_queue examples bus_speed calls;
     echo "benchmark $benchmark failed or timed out (log: bench-$benchmark.log)" | tee -a "$summary"
   sed -n '/ — device: /,/^ratio:/p' "$out/bench-$benchmark.log" | sed 's/^ *[0-9]*\/[0-9]* [a-z_]* *//' >>"$summary"
 done
+# Same-node copies of the application's memory scale over the proxy's threads in huge pages only
+# (docs/FINDINGS.md): the cases named "[huge pages]".
+step "benchmark bus_speed, host memory in huge pages"
+HIVECL_BENCH_HUGE_PAGES=1 timeout 300 meson test -C build-gpu --benchmark --verbose bus_speed >"$out/bench-bus_speed-huge.log" 2>&1 ||
+  echo "benchmark bus_speed (huge pages) failed or timed out (log: bench-bus_speed-huge.log)" | tee -a "$summary"
+sed -n '/ — device: /,/^ratio:/p' "$out/bench-bus_speed-huge.log" | sed 's/^ *[0-9]*\/[0-9]* [a-z_]* *//' >>"$summary"
 
 step report
 if python3 -c "import matplotlib" 2>/dev/null; then
