@@ -86,8 +86,11 @@ TEST_CASE("PageMap tells memory in huge pages from memory in 4 KiB pages", "[pee
 TEST_CASE("PeerMemory copies memory in huge pages in smaller parts, whole", "[peer-memory]") {
   CopyTeam team(8);
   const PeerMemory self(::getpid(), team);
-  constexpr size_t bytes = (size_t{4} << 20) + 5;  // eight parts in huge pages, four otherwise
+  constexpr size_t bytes = size_t{6} << 20;  // eight parts of 768 KiB in huge pages, six of 1 MiB otherwise
   const AdvisedMemory remote(bytes, MADV_HUGEPAGE);
+  // Huge where the kernel granted them (the finer split then runs), as its own account says.
+  CHECK(PageMap(::getpid()).huge(remote.address(), bytes) ==
+        (PageMap(::getpid()).available() && anonymous_huge_bytes(remote.address()) >= bytes));
   const auto source = pattern(bytes, 9);
   REQUIRE(self.write(remote.address(), source.data(), bytes));
   std::vector<unsigned char> back(bytes);
