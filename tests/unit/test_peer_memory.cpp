@@ -99,6 +99,18 @@ TEST_CASE("PeerMemory copies memory in huge pages in smaller parts, whole", "[pe
   CHECK(std::memcmp(remote.start, source.data(), bytes) == 0);
 }
 
+TEST_CASE("PageMap and a huge copy take addresses a client may send without harm", "[peer-memory][bad-input]") {
+  const PageMap pages(::getpid());
+  constexpr size_t bytes = size_t{6} << 20;
+  CHECK_FALSE(pages.huge(UINT64_MAX - 10, bytes));    // wraps around
+  CHECK_FALSE(pages.huge(uint64_t{1} << 63, bytes));  // beyond user space
+  CopyTeam team(8);
+  const PeerMemory self(::getpid(), team);
+  std::vector<unsigned char> target(bytes);
+  CHECK_FALSE(self.read(8, target.data(), bytes));  // unmapped, split however it is
+  CHECK_FALSE(self.read(UINT64_MAX - 10, target.data(), bytes));
+}
+
 TEST_CASE("PeerMemory copies whole ranges, split over a team of threads", "[peer-memory]") {
   for (size_t threads : {1, 3}) {
     CopyTeam team(threads);
