@@ -10,9 +10,10 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cstring>
-#include <memory>
+#include <cstdio>
+#include <new>
 
+#include "advised_memory.hpp"
 #include "bench/side_by_side.hpp"
 
 using namespace hivecl::bench;
@@ -26,24 +27,13 @@ cl_mem make_buffer(const Side& side, size_t bytes) {
   return buffer;
 }
 
-// Ordinary memory of `bytes`, in huge pages where `huge` and the kernel grants them.
-std::shared_ptr<char> host_memory(size_t bytes, bool huge) {
-  constexpr size_t huge_page = size_t{2} << 20;
-  const size_t mapped = bytes + huge_page;
-  void* memory = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) die("mmap of the host memory", CL_OUT_OF_HOST_MEMORY);
-  char* start = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(memory) + huge_page - 1) & ~(huge_page - 1));
-  if (huge && madvise(start, bytes, MADV_HUGEPAGE) != 0) std::printf("note: no transparent huge pages here\n");
-  std::memset(start, 1, bytes);
-  return {start, [memory, mapped](char*) { munmap(memory, mapped); }};
-}
-
 }  // namespace
 
-int main() {
+int main() try {
   const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{64} << 20);
   const bool huge_pages = env_size("HIVECL_BENCH_HUGE_PAGES", 0) != 0;
-  const std::shared_ptr<char> host = host_memory(max_bytes, huge_pages);
+  const AdvisedMemory host(max_bytes, huge_pages ? MADV_HUGEPAGE : MADV_NORMAL);
+  if (huge_pages && !host.advised()) std::printf("note: no transparent huge pages here\n");
   SideBySide bench("bus_speed");
   const cl_mem native_buffer = make_buffer(bench.native, max_bytes);
   const cl_mem hivecl_buffer = make_buffer(bench.hivecl, max_bytes);
@@ -58,10 +48,10 @@ int main() {
         const auto start = Clock::now();
         for (int i = 0; i < calls; ++i) {
           if (download)
-            check(clEnqueueWriteBuffer(side.queue, buffer, CL_TRUE, 0, bytes, host.get(), 0, nullptr, nullptr),
+            check(clEnqueueWriteBuffer(side.queue, buffer, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr),
                   "clEnqueueWriteBuffer");
           else
-            check(clEnqueueReadBuffer(side.queue, buffer, CL_TRUE, 0, bytes, host.get(), 0, nullptr, nullptr),
+            check(clEnqueueReadBuffer(side.queue, buffer, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr),
                   "clEnqueueReadBuffer");
         }
         return static_cast<double>(bytes) * calls / seconds_since(start) / 1e9;
@@ -72,4 +62,6 @@ int main() {
   clReleaseMemObject(hivecl_buffer);
   std::printf("ratio: HiveCL / native bandwidth\n");
   return 0;
+} catch (const std::bad_alloc&) {
+  die("mmap of the host memory", CL_OUT_OF_HOST_MEMORY);
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "advised_memory.hpp"
 #include "catch.hpp"
 #include "transport/peer_memory.hpp"
 
@@ -25,26 +26,6 @@ std::vector<unsigned char> pattern(size_t size, unsigned seed) {
   for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<unsigned char>(i * 7 + (i >> 12) + seed);
   return bytes;
 }
-
-constexpr size_t huge_page = size_t{2} << 20;
-
-// Fresh memory of `bytes` at a huge page boundary, advised `advice` and written (so present).
-struct AdvisedMemory {
-  AdvisedMemory(size_t bytes, int advice) : mapped(bytes + huge_page) {
-    base = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    REQUIRE(base != MAP_FAILED);
-    start = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(base) + huge_page - 1) & ~(huge_page - 1));
-    madvise(start, bytes, advice);
-    std::memset(start, 1, bytes);
-  }
-  AdvisedMemory(const AdvisedMemory&) = delete;
-  AdvisedMemory& operator=(const AdvisedMemory&) = delete;
-  ~AdvisedMemory() { munmap(base, mapped); }
-  uint64_t address() const { return reinterpret_cast<uint64_t>(start); }
-  size_t mapped;
-  void* base;
-  std::byte* start;
-};
 
 // The kernel's own account (/proc/self/smaps) of the huge pages in the mapping that holds `address`.
 size_t anonymous_huge_bytes(uint64_t address) {
@@ -96,7 +77,7 @@ TEST_CASE("PeerMemory copies memory in huge pages in smaller parts, whole", "[pe
   std::vector<unsigned char> back(bytes);
   REQUIRE(self.read(remote.address(), back.data(), bytes));
   CHECK(back == source);
-  CHECK(std::memcmp(remote.start, source.data(), bytes) == 0);
+  CHECK(std::memcmp(remote.data(), source.data(), bytes) == 0);
 }
 
 TEST_CASE("PageMap and a huge copy take addresses a client may send without harm", "[peer-memory][bad-input]") {
