@@ -67,7 +67,8 @@ void example_warm_up(example_env* env, cl_kernel kernel, cl_uint dimensions, con
                      const size_t* local);
 /* Launches a kernel without waiting (its profiled time is added once it completes). */
 void example_launch(example_env* env, cl_kernel kernel, cl_uint dimensions, const size_t* global, const size_t* local);
-/* Starts and ends a kernel phase: host time from here to the completion of every kernel launched. */
+/* Starts and ends a kernel phase: host time from here to the completion of every kernel launched.
+ * It starts once the queue is empty (the wait counts as transfer time). */
 void example_kernels_begin(example_env* env);
 void example_kernels_end(example_env* env);
 
