@@ -2,10 +2,11 @@
 // (side_by_side.hpp): bandwidth of blocking host-to-device writes and device-to-host reads
 // from 1 KiB up to HIVECL_BENCH_MAX_BYTES (default 64 MiB; SHOC goes to 512 MiB), doubling.
 // Unlike SHOC, which times transfers with events from pageable or pinned memory, the time is
-// the host's around each blocking call from ordinary (malloc'd) memory: what an application
-// waits for, HiveCL's transport included. HIVECL_BENCH_HUGE_PAGES=1 asks transparent huge pages
-// for that memory (madvise): through a proxy of the same node its copies then scale over the
-// proxy's copy threads (docs/FINDINGS.md).
+// the host's around the blocking calls of a round and a clFinish after them (a blocking write
+// may return before its data reached the device), from ordinary (malloc'd) memory: what an
+// application waits for, HiveCL's transport included. HIVECL_BENCH_HUGE_PAGES=1 asks
+// transparent huge pages for that memory (madvise): through a proxy of the same node its
+// copies then scale over the proxy's copy threads (docs/FINDINGS.md).
 #include <CL/cl.h>
 #include <sys/mman.h>
 
@@ -54,6 +55,7 @@ int main() try {
             check(clEnqueueReadBuffer(side.queue, buffer, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr),
                   "clEnqueueReadBuffer");
         }
+        check(clFinish(side.queue), "clFinish");  // what a blocking write left queued (HiveCL's does)
         return static_cast<double>(bytes) * calls / seconds_since(start) / 1e9;
       });
     }
