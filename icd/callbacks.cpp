@@ -13,6 +13,11 @@ TaskThread& TaskThread::moves() {
   return *thread;
 }
 
+TaskThread& TaskThread::read_ahead() {
+  static TaskThread* const thread = new TaskThread();
+  return *thread;
+}
+
 void TaskThread::post(std::function<void()> task) {
   std::lock_guard lock(mutex_);
   queue_.push_back(std::move(task));

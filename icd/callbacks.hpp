@@ -18,6 +18,8 @@ class TaskThread {
   // Spanning contexts: buffer data moved through this process, apart from the callbacks so
   // that a large move does not hold the application's callbacks back.
   static TaskThread& moves();
+  // Spanning contexts: the reads of a move through this process, ahead of its writes (relay_pieces).
+  static TaskThread& read_ahead();
   // Runs `task` on the thread, after those posted before it.
   void post(std::function<void()> task);
 

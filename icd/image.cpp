@@ -491,15 +491,26 @@ void move_image(const _cl_mem* image, Connection* source, ObjectId source_queue,
   size_t layer = element;
   for (size_t i = 0; i < last; ++i) layer *= size[i];
   const size_t layers = std::max<size_t>(1, piece_bytes / layer);
-  std::unique_ptr<std::byte[]> piece(new std::byte[std::min(layers, size[last]) * layer]);
-  for (size_t first = 0; first < size[last]; first += layers) {
-    Sizes origin{}, region = size;
-    origin[last] = first;
-    region[last] = std::min(layers, size[last] - first);
-    const size_t bytes = packed_bytes(element, region);
-    read_piece(source, source_queue, image->id_on(source), origin, region, piece.get(), bytes);
-    write_piece(target, target_queue, image->id_on(target), origin, region, piece.get(), bytes);
-  }
+  const auto region = [&](size_t piece) {
+    Sizes part = size;
+    part[last] = std::min(layers, size[last] - piece * layers);
+    return part;
+  };
+  const auto origin = [&](size_t piece) {
+    Sizes first{};
+    first[last] = piece * layers;
+    return first;
+  };
+  relay_pieces(
+      (size[last] + layers - 1) / layers, std::min(layers, size[last]) * layer,
+      [&](size_t piece, std::byte* memory) {
+        read_piece(source, source_queue, image->id_on(source), origin(piece), region(piece), memory,
+                   packed_bytes(element, region(piece)));
+      },
+      [&](size_t piece, const std::byte* memory) {
+        write_piece(target, target_queue, image->id_on(target), origin(piece), region(piece), memory,
+                    packed_bytes(element, region(piece)));
+      });
 }
 
 bool supports_images(const _cl_context* context) {

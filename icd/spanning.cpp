@@ -5,7 +5,10 @@
 #include <CL/cl.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <exception>
+#include <future>
 #include <memory>
 #include <random>
 
@@ -37,8 +40,12 @@ namespace {
 using PartMask = Spread::PartMask;
 
 constexpr PartMask part_bit(size_t part) { return PartMask{1} << part; }
-// Data moves between parts in pieces of this size: what this process holds at once.
-constexpr size_t move_piece = size_t{64} << 20;
+// Data moves through this process in pieces of this size (two at once, relay_pieces): small
+// enough that a move of a few of them overlaps its reads and writes, large enough that the
+// round trips of each piece are little beside its data.
+constexpr size_t relay_piece = size_t{16} << 20;
+// Data moves from proxy to proxy in pieces of this size: what each proxy holds at once.
+constexpr size_t proxy_send_piece = size_t{64} << 20;
 
 // A queue of HiveCL's own on `part` (on that part's first device), made on first use: one of
 // `queues` (service_queues or landing_queues).
@@ -69,25 +76,67 @@ void split_at(Spread& spread, size_t at) {
   spread.holders.emplace(at, holders);
 }
 
+// The two buffers of relay_pieces, kept from move to move up to relay_piece each, so that a move
+// does not fault fresh pages in first (a larger piece, one layer of a large image, gets memory
+// of its own for that move). Used by HiveCL's move thread and, for the reads it hands over,
+// its read-ahead thread.
+class RelayMemory {
+ public:
+  std::array<std::byte*, 2> buffers(size_t bytes) {
+    if (bytes > relay_piece) {
+      for (auto& buffer : oversized_) buffer.reset(new std::byte[bytes]);
+      return {oversized_[0].get(), oversized_[1].get()};
+    }
+    for (auto& buffer : kept_)
+      if (!buffer) buffer.reset(new std::byte[relay_piece]);
+    return {kept_[0].get(), kept_[1].get()};
+  }
+  void release_oversized() {
+    for (auto& buffer : oversized_) buffer.reset();
+  }
+
+ private:
+  std::array<std::unique_ptr<std::byte[]>, 2> kept_, oversized_;
+};
+
+// Runs read(piece, memory) on the read-ahead thread; the future tells its end (or throws its failure).
+std::future<void> read_ahead(const std::function<void(size_t, std::byte*)>& read, size_t piece, std::byte* memory) {
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> ended = done->get_future();
+  TaskThread::read_ahead().post([&read, piece, memory, done] {
+    try {
+      read(piece, memory);
+      done->set_value();
+    } catch (...) {
+      done->set_exception(std::current_exception());
+    }
+  });
+  return ended;
+}
+
 // Reads [begin, end) of a buffer from `source` into this process and writes it on `target`, in
-// pieces of move_piece.
+// pieces of relay_piece.
 void move_bytes(_cl_mem* root, Connection* source, ObjectId source_queue, Connection* target, ObjectId target_queue,
                 size_t begin, size_t end) {
   const ObjectId source_id = root->id_on(source), target_id = root->id_on(target);
-  std::unique_ptr<std::byte[]> piece(new std::byte[std::min(move_piece, end - begin)]);
-  for (size_t offset = begin; offset < end; offset += move_piece) {
-    const size_t size = std::min(move_piece, end - offset);
+  const auto offset = [&](size_t piece) { return begin + piece * relay_piece; };
+  const auto size = [&](size_t piece) { return std::min(relay_piece, end - offset(piece)); };
+  const auto read = [&](size_t piece, std::byte* memory) {
     uint64_t sequence = 0;
-    source->call<ReadBuffer>({.queue = source_queue, .mem = source_id, .offset = offset, .size = size,
-                              .host_address = host_address(source, piece.get()), .blocking = true},
+    source->call<ReadBuffer>({.queue = source_queue, .mem = source_id, .offset = offset(piece), .size = size(piece),
+                              .host_address = host_address(source, memory), .blocking = true},
                              {}, &sequence);
-    check(source->receive(sequence, piece.get(), size)->wait());
-    const uint64_t address = host_address(target, piece.get());
-    target->call<WriteBuffer>({.queue = target_queue, .mem = target_id, .offset = offset, .size = size,
+    check(source->receive(sequence, memory, size(piece))->wait());
+  };
+  const auto write = [&](size_t piece, const std::byte* memory) {
+    uint64_t sequence = 0;
+    const uint64_t address = host_address(target, memory);
+    target->call<WriteBuffer>({.queue = target_queue, .mem = target_id, .offset = offset(piece), .size = size(piece),
                                .host_address = address, .blocking = target->in_process()},
-                              {piece.get(), address ? 0 : size}, &sequence);
+                              {memory, address ? 0 : size(piece)}, &sequence);
     if (target->in_process()) check(target->receive(sequence, nullptr, 0)->wait());
-  }
+  };
+  relay_pieces((end - begin + relay_piece - 1) / relay_piece, std::min(relay_piece, end - begin), read, write);
 }
 
 // Reads [begin, end) of the root buffer (all of an image) from part `from` into this process and
@@ -102,7 +151,7 @@ void move_range(_cl_mem* root, size_t from, size_t to, size_t begin, size_t end)
   log::debug("spanning context: moving bytes ", begin, " to ", end, " of ", root->image ? "an image" : "a buffer",
              " from ", source->record().node, " to ", target->record().node);
   if (root->image)
-    move_image(root, source, source_queue, target, target_queue, move_piece);
+    move_image(root, source, source_queue, target, target_queue, relay_piece);
   else
     move_bytes(root, source, source_queue, target, target_queue, begin, end);
   target->call<Finish>({.queue = target_queue});
@@ -200,8 +249,7 @@ void move_through_here(Spread& spread, _cl_mem* root, size_t from, size_t to, si
 
 // Has the proxy of part `from` send [begin, end) of the root buffer to the proxy of part `to`,
 // once the commands so far of the queues that wrote it on `from`, and the moves still landing it
-// there, have ended; `command` (on `to`) waits for it to have landed. Pieces of move_piece: what
-// each proxy holds at once.
+// there, have ended; `command` (on `to`) waits for it to have landed, in pieces of proxy_send_piece.
 void send_between_proxies(Spread& spread, _cl_mem* root, size_t from, size_t to, size_t begin, size_t end,
                           EnqueuedCommand& command) {
   _cl_context* context = root->context.get();
@@ -213,8 +261,8 @@ void send_between_proxies(Spread& spread, _cl_mem* root, size_t from, size_t to,
   const ObjectId landing_queue = own_queue(context, to, &_cl_context::landing_queues);
   log::debug("spanning context: proxy ", source->record().node, " sends bytes ", begin, " to ", end,
              " of a buffer to proxy ", target->record().node);
-  for (size_t offset = begin; offset < end; offset += move_piece) {
-    const size_t size = std::min(move_piece, end - offset);
+  for (size_t offset = begin; offset < end; offset += proxy_send_piece) {
+    const size_t size = std::min(proxy_send_piece, end - offset);
     std::vector<ObjectId> landing_there;
     for (const auto& landing : landings_on(spread, from, offset, offset + size)) landing_there.push_back(landing->id);
     const Bytes ticket = new_peer_ticket();
@@ -347,6 +395,26 @@ ObjectId use_mem(const _cl_mem* mem, EnqueuedCommand& command, Access access, si
 
 ObjectId use_mem(const _cl_mem* mem, EnqueuedCommand& command, Access access) {
   return use_mem(mem, command, access, 0, mem->size);
+}
+
+void relay_pieces(size_t count, size_t piece_bytes, const std::function<void(size_t, std::byte*)>& read,
+                  const std::function<void(size_t, const std::byte*)>& write) {
+  if (count == 0) return;
+  static RelayMemory memory;
+  const std::array<std::byte*, 2> buffers = memory.buffers(piece_bytes);
+  std::future<void> ahead = read_ahead(read, 0, buffers[0]);
+  try {
+    for (size_t piece = 0; piece < count; ++piece) {
+      ahead.get();
+      if (piece + 1 < count) ahead = read_ahead(read, piece + 1, buffers[(piece + 1) % 2]);
+      write(piece, buffers[piece % 2]);
+    }
+  } catch (...) {
+    if (ahead.valid()) ahead.wait();  // its buffer is not reused while a read still fills it
+    memory.release_oversized();
+    throw;
+  }
+  memory.release_oversized();
 }
 
 void release_service_queues(_cl_context* context) {

@@ -14,7 +14,9 @@
 // this process.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,6 +86,15 @@ void replicate(T* object, const _cl_context* context, Create create) {
     throw;
   }
 }
+
+// Data moved through this process (HiveCL's move thread only), `count` pieces of at most
+// `piece_bytes`: piece i is read into one of two buffers on HiveCL's read-ahead thread while this
+// thread writes piece i - 1 from the other, so that the source's reads overlap the target's
+// writes. `read(i, memory)` returns once piece i is in `memory`, `write(i, memory)` once the
+// target holds it (the memory is then reused); a failure of either is thrown once no read is
+// still running.
+void relay_pieces(size_t count, size_t piece_bytes, const std::function<void(size_t, std::byte*)>& read,
+                  const std::function<void(size_t, const std::byte*)>& write);
 
 // Releases the context's queues of HiveCL's own (its destruction).
 void release_service_queues(_cl_context* context);

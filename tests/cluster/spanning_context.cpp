@@ -343,8 +343,24 @@ void images(const Setup& setup) {
   clReleaseProgram(program);
 }
 
-// A 3D image larger than what moves at once (64 MiB), made from host data on device 0, a box of
-// it filled on device 1, read back on device 0.
+// A buffer of several of the pieces data moves in (16 MiB), and a part of one, written on device 0,
+// added to on device 1, read back on device 0: each piece lands where it belongs.
+void buffer_in_pieces(const Setup& setup) {
+  const size_t items = (size_t{40} << 20) / sizeof(int) + 3;
+  std::vector<int> initial(items);
+  std::iota(initial.begin(), initial.end(), 11);
+  cl_mem mem = buffer(setup, CL_MEM_READ_WRITE, items * sizeof(int));
+  check(clEnqueueWriteBuffer(setup.queues[0], mem, CL_TRUE, 0, items * sizeof(int), initial.data(), 0, nullptr,
+                             nullptr),
+        "clEnqueueWriteBuffer");
+  add(setup, 1, mem, 6, items);
+  check(clFinish(setup.queues[1]), "clFinish");
+  expect(read(setup, 0, mem, items) == plus(initial, 6), "40 MiB written on device 0, added to on device 1, read on 0");
+  clReleaseMemObject(mem);
+}
+
+// A 3D image larger than what moves at once (16 MiB pieces), made from host data on device 0, a
+// box of it filled on device 1, read back on device 0.
 void image_in_pieces(const Setup& setup) {
   const size_t side = 512, depth = 65;
   const cl_image_format format{CL_R, CL_SIGNED_INT32};
@@ -564,7 +580,8 @@ int main(int argc, char** argv) {
   const std::vector<std::pair<std::string, void (*)(const Setup&)>> cases = {
       {"limits", limits},       {"ping_pong", ping_pong},           {"halves", halves},
       {"copy_fill_scale", copy_fill_scale}, {"map_unmap", map_unmap}, {"images", images},
-      {"image_in_pieces", image_in_pieces}, {"events", events},     {"two_readers", two_readers},
+      {"buffer_in_pieces", buffer_in_pieces}, {"image_in_pieces", image_in_pieces}, {"events", events},
+      {"two_readers", two_readers},
       {"held_writer", held_writer}, {"binaries_and_linking", binaries_and_linking}};
   const std::vector<std::string> chosen(argv + 2, argv + argc);
   for (const std::string& name : chosen)
