@@ -4,11 +4,12 @@
 # a proxy on another host, one computation and the n-body example split over the three hosts'
 # devices, contexts spanning two hosts (and this machine's in-process device), then cuts one
 # host's link (no TCP reset: only the peer timeout can tell) and checks that its
-# calls fail within the timeout, then removes the namespaces. Skips (77) only where
+# calls fail within the timeout, cuts it again during a move from this machine's in-process
+# device (the move fails in time, a later move to another host lands), then removes the namespaces. Skips (77) only where
 # namespaces cannot be created.
-#   multi-host.sh BUILD_DIR API_TESTS MULTI_DEVICE LINK_CUT SPANNING_CONTEXT
+#   multi-host.sh BUILD_DIR API_TESTS MULTI_DEVICE LINK_CUT SPANNING_CONTEXT MOVE_LINK_CUT
 set -u
-build=$1 api_tests=$2 multi_device=$3 link_cut=$4 spanning_context=$5
+build=$1 api_tests=$2 multi_device=$3 link_cut=$4 spanning_context=$5 move_link_cut=$6
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 hosts=$here/netns-hosts.sh
 
@@ -38,11 +39,18 @@ export HIVECL_TEST_HOSTFILE=$here/../../mpi-hostfiles/netns HIVECL_LAUNCH_AGENT=
   echo "== one context over this machine (in-process) and hivecl-h1, then over hivecl-h1 and hivecl-h2"
   "$4" HiveCL
   HIVECL_LOCAL_DEVICES=hidden "$4" HiveCL
+  # Back once hivecl-h3 reaches this machine again (a refused connection proves the route).
+  h3_back() {
+    for attempt in $(seq 1 100); do
+      ip netns exec hivecl-h3 timeout 1 bash -c "exec 3<>/dev/tcp/10.231.47.1/9" 2>&1 | grep -q refused && return
+      sleep 0.2
+    done
+  }
   echo "== hivecl-h3 loses its link; peer timeout 2 s"
   HIVECL_NODES=hivecl-h3 HIVECL_PEER_TIMEOUT_MS=2000 "$3" "ip link set hivecl-v3 down" "ip link set hivecl-v3 up" 8
-  # Back once hivecl-h3 reaches this machine again (a refused connection proves the route).
-  for attempt in $(seq 1 100); do
-    ip netns exec hivecl-h3 timeout 1 bash -c "exec 3<>/dev/tcp/10.231.47.1/9" 2>&1 | grep -q refused && break
-    sleep 0.2
-  done
-  ' "$build" "$api_tests" "$multi_device" "$link_cut" "$spanning_context"
+  h3_back
+  echo "== hivecl-h3 loses its link while a buffer moves to it from this machine (in-process), then one moves to hivecl-h1"
+  HIVECL_NODES="$(hostname),hivecl-h1,hivecl-h3" HIVECL_PEER_TIMEOUT_MS=2000 \
+    "$5" "ip link set hivecl-v3 down" "ip link set hivecl-v3 up" 8
+  h3_back
+  ' "$build" "$api_tests" "$multi_device" "$link_cut" "$spanning_context" "$move_link_cut"
