@@ -400,7 +400,8 @@ ObjectId use_mem(const _cl_mem* mem, EnqueuedCommand& command, Access access) {
 void relay_pieces(size_t count, size_t piece_bytes, const std::function<void(size_t, std::byte*)>& read,
                   const std::function<void(size_t, const std::byte*)>& write) {
   if (count == 0) return;
-  static RelayMemory memory;
+  // Never destroyed: a move may still run when the process exits.
+  static RelayMemory& memory = *new RelayMemory();
   const std::array<std::byte*, 2> buffers = memory.buffers(piece_bytes);
   std::future<void> ahead = read_ahead(read, 0, buffers[0]);
   try {
