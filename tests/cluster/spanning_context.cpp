@@ -466,6 +466,35 @@ void held_writer(const Setup& setup) {
   clReleaseMemObject(free);
 }
 
+// More buffers than a proxy has staging slots (4 by default), each written on device 0 once one
+// user event is set and then added to on device 1: every enqueue returns before the event is set
+// (the moves to device 1 wait for their writers without holding the proxies up).
+void many_held_writers(const Setup& setup) {
+  constexpr size_t buffers = 9;
+  const std::vector<int> initial = iota(40);
+  cl_int status = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(setup.context, &status);
+  check(status, "clCreateUserEvent");
+  std::vector<cl_mem> mems;
+  std::vector<cl_event> added(buffers);
+  for (size_t i = 0; i < buffers; ++i) {
+    mems.push_back(buffer(setup, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, const_cast<int*>(initial.data())));
+    cl_event written = nullptr;
+    add(setup, 0, mems[i], static_cast<int>(i), count, 1, &gate, &written);
+    add(setup, 1, mems[i], 100, count, 1, &written, &added[i]);
+    clReleaseEvent(written);
+  }
+  check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
+  check(clWaitForEvents(static_cast<cl_uint>(buffers), added.data()), "clWaitForEvents");
+  bool all_right = true;
+  for (size_t i = 0; i < buffers; ++i)
+    all_right = all_right && read(setup, 1, mems[i], count) == plus(initial, static_cast<int>(i) + 100);
+  expect(all_right, "nine buffers written on device 0 behind one user event, each added to on device 1");
+  for (cl_event event : added) clReleaseEvent(event);
+  for (cl_mem mem : mems) clReleaseMemObject(mem);
+  clReleaseEvent(gate);
+}
+
 // Data written on device 0 once a user event is set, read by two kernels of two queues of
 // device 1 that each wait for the write: each must see the data, though only the first one's use
 // made it move there (large, so that a kernel not waiting for it to land would run first); and
@@ -581,7 +610,7 @@ int main(int argc, char** argv) {
       {"limits", limits},       {"ping_pong", ping_pong},           {"halves", halves},
       {"copy_fill_scale", copy_fill_scale}, {"map_unmap", map_unmap}, {"images", images},
       {"buffer_in_pieces", buffer_in_pieces}, {"image_in_pieces", image_in_pieces}, {"events", events},
-      {"two_readers", two_readers},
+      {"two_readers", two_readers}, {"many_held_writers", many_held_writers},
       {"held_writer", held_writer}, {"binaries_and_linking", binaries_and_linking}};
   const std::vector<std::string> chosen(argv + 2, argv + argc);
   for (const std::string& name : chosen)
