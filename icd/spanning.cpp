@@ -82,9 +82,10 @@ void split_at(Spread& spread, size_t at) {
 // its read-ahead thread.
 class RelayMemory {
  public:
-  std::array<std::byte*, 2> buffers(size_t bytes) {
+  // Two buffers of `bytes`, or one where a move has a single piece.
+  std::array<std::byte*, 2> buffers(size_t bytes, size_t pieces) {
     if (bytes > relay_piece) {
-      for (auto& buffer : oversized_) buffer.reset(new std::byte[bytes]);
+      for (size_t i = 0; i < std::min<size_t>(pieces, 2); ++i) oversized_[i].reset(new std::byte[bytes]);
       return {oversized_[0].get(), oversized_[1].get()};
     }
     for (auto& buffer : kept_)
@@ -402,7 +403,7 @@ void relay_pieces(size_t count, size_t piece_bytes, const std::function<void(siz
   if (count == 0) return;
   // Never destroyed: a move may still run when the process exits.
   static RelayMemory& memory = *new RelayMemory();
-  const std::array<std::byte*, 2> buffers = memory.buffers(piece_bytes);
+  const std::array<std::byte*, 2> buffers = memory.buffers(piece_bytes, count);
   std::future<void> ahead = read_ahead(read, 0, buffers[0]);
   try {
     for (size_t piece = 0; piece < count; ++piece) {

@@ -359,36 +359,49 @@ void buffer_in_pieces(const Setup& setup) {
   clReleaseMemObject(mem);
 }
 
-// A 3D image larger than what moves at once (16 MiB pieces), made from host data on device 0, a
-// box of it filled on device 1, read back on device 0.
-void image_in_pieces(const Setup& setup) {
-  const size_t side = 512, depth = 65;
+// An image of several of the pieces data moves in (16 MiB), made from host data on device 0, a
+// box of it filled on device 1, read back on device 0. `desc`: its type and size.
+void image_moved_in_pieces(const Setup& setup, const cl_image_desc& desc, const std::string& what) {
   const cl_image_format format{CL_R, CL_SIGNED_INT32};
-  cl_image_desc desc{};
-  desc.image_type = CL_MEM_OBJECT_IMAGE3D;
-  desc.image_width = desc.image_height = side;
-  desc.image_depth = depth;
-  std::vector<int> expected(side * side * depth);
+  const bool array = desc.image_type == CL_MEM_OBJECT_IMAGE2D_ARRAY;
+  const size_t region[3] = {desc.image_width, desc.image_height, array ? desc.image_array_size : desc.image_depth};
+  std::vector<int> expected(region[0] * region[1] * region[2]);
   std::iota(expected.begin(), expected.end(), 0);
   cl_int status = CL_SUCCESS;
   cl_mem mem = clCreateImage(setup.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &format, &desc,
                              expected.data(), &status);
   check(status, "clCreateImage");
   const cl_int minus_one[4] = {-1, 0, 0, 0};
-  const size_t box_origin[3] = {3, 5, depth - 2}, box[3] = {7, 2, 2};
+  const size_t box_origin[3] = {3, 5, region[2] - 2}, box[3] = {7, 2, 2};
   check(clEnqueueFillImage(setup.queues[1], mem, minus_one, box_origin, box, 0, nullptr, nullptr),
         "clEnqueueFillImage");
   check(clFinish(setup.queues[1]), "clFinish");
   for (size_t z = box_origin[2]; z < box_origin[2] + box[2]; ++z)
     for (size_t y = box_origin[1]; y < box_origin[1] + box[1]; ++y)
-      for (size_t x = box_origin[0]; x < box_origin[0] + box[0]; ++x) expected[(z * side + y) * side + x] = -1;
+      for (size_t x = box_origin[0]; x < box_origin[0] + box[0]; ++x)
+        expected[(z * region[1] + y) * region[0] + x] = -1;
   std::vector<int> values(expected.size());
-  const size_t region[3] = {side, side, depth};
   check(clEnqueueReadImage(setup.queues[0], mem, CL_TRUE, image_origin, region, 0, 0, values.data(), 0, nullptr,
                            nullptr),
         "clEnqueueReadImage");
-  expect(values == expected, "a 3D image of 68 MB made on device 0, a box filled on device 1, read on device 0");
+  expect(values == expected, what + " made on device 0, a box filled on device 1, read on device 0");
   clReleaseMemObject(mem);
+}
+
+// Pieces of whole slices (a 3D image of 65 slices of 1 MiB), and pieces of one layer larger
+// than a piece (a 2D image array of two layers of 17 MiB).
+void image_in_pieces(const Setup& setup) {
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE3D;
+  desc.image_width = desc.image_height = 512;
+  desc.image_depth = 65;
+  image_moved_in_pieces(setup, desc, "a 3D image of 68 MB");
+  desc = {};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY;
+  desc.image_width = 4096;
+  desc.image_height = 1100;
+  desc.image_array_size = 2;
+  image_moved_in_pieces(setup, desc, "a 2D image array of two 18 MB layers");
 }
 
 // Commands of one queue wait for the other's, and both for a user event set last.
