@@ -19,7 +19,9 @@ step environment
 { nvidia-smi -L; nproc; mpirun --version | head -1; git log --oneline -1; } >>"$summary" 2>&1
 
 step build
-if ! { meson setup build-gpu -Dwerror=true && ninja -C build-gpu; } >"$out/build.log" 2>&1; then
+# A build directory left by an earlier run is configured again rather than refused.
+reconfigure=; [ -f build-gpu/build.ninja ] && reconfigure=--reconfigure
+if ! { meson setup $reconfigure build-gpu -Dwerror=true && ninja -C build-gpu; } >"$out/build.log" 2>&1; then
   tail -40 "$out/build.log" | tee -a "$summary"
   exit 1
 fi
