@@ -1,7 +1,7 @@
 // A buffer moved through this process (from this machine's in-process device to a proxy's)
-// whose target host vanishes mid-move (its link cut: no TCP reset) must fail the command that
-// waits for it within the peer timeout, and leave HiveCL's move thread free: a move to another
-// host's device afterwards lands whole.
+// whose target host vanishes while the move is under way (enqueued, its data not yet sent; the
+// link cut: no TCP reset) must fail the command that waits for it within the peer timeout, and
+// leave HiveCL's move threads free: a move to another host's device afterwards lands whole.
 //   move-link-cut "COMMAND THAT CUTS THE LINK" "COMMAND THAT RESTORES IT" LIMIT_SECONDS
 // Devices (HIVECL_NODES="THIS_HOST,LIVE_HOST,CUT_HOST"): the in-process one first, then the live
 // host's, then the cut host's.

@@ -5,8 +5,8 @@
 # devices, contexts spanning two hosts (and this machine's in-process device), then cuts one
 # host's link (no TCP reset: only the peer timeout can tell) and checks that its
 # calls fail within the timeout, cuts it again during a move from this machine's in-process
-# device (the move fails in time, a later move to another host lands), then removes the namespaces. Skips (77) only where
-# namespaces cannot be created.
+# device (the move fails in time, a later move to another host lands), then removes the
+# namespaces. Skips (77) only where namespaces cannot be created.
 #   multi-host.sh BUILD_DIR API_TESTS MULTI_DEVICE LINK_CUT SPANNING_CONTEXT MOVE_LINK_CUT
 set -u
 build=$1 api_tests=$2 multi_device=$3 link_cut=$4 spanning_context=$5 move_link_cut=$6

@@ -484,14 +484,14 @@ void held_writer(const Setup& setup) {
 // (the moves to device 1 wait for their writers without holding the proxies up).
 void many_held_writers(const Setup& setup) {
   constexpr size_t buffers = 9;
-  const std::vector<int> initial = iota(40);
+  std::vector<int> initial = iota(40);
   cl_int status = CL_SUCCESS;
   cl_event gate = clCreateUserEvent(setup.context, &status);
   check(status, "clCreateUserEvent");
   std::vector<cl_mem> mems;
   std::vector<cl_event> added(buffers);
   for (size_t i = 0; i < buffers; ++i) {
-    mems.push_back(buffer(setup, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, const_cast<int*>(initial.data())));
+    mems.push_back(buffer(setup, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, initial.data()));
     cl_event written = nullptr;
     add(setup, 0, mems[i], static_cast<int>(i), count, 1, &gate, &written);
     add(setup, 1, mems[i], 100, count, 1, &written, &added[i]);
