@@ -16,16 +16,16 @@ BoxPiece box_piece(const Extent& region, size_t element, uint64_t offset, size_t
   const uint64_t row = uint64_t{region[0]} * element;
   const uint64_t slice = row * region[1];
   const size_t z = offset / slice;
-  if (slice <= most) {
+  const size_t y = (offset % slice) / row;
+  const size_t x = (offset % row) / element;
+  if (x == 0 && y == 0 && slice <= most) {
     const size_t slices = std::min<uint64_t>(most / slice, region[2] - z);
     return {{0, 0, z}, {region[0], region[1], slices}, offset, slices * slice};
   }
-  const size_t y = (offset % slice) / row;
-  if (row <= most) {
+  if (x == 0 && row <= most) {
     const size_t rows = std::min<uint64_t>(most / row, region[1] - y);
     return {{0, y, z}, {region[0], rows, 1}, offset, rows * row};
   }
-  const size_t x = (offset % row) / element;
   const size_t elements = std::min<uint64_t>(std::max<size_t>(most / element, 1), region[0] - x);
   return {{x, y, z}, {elements, 1, 1}, offset, elements * element};
 }

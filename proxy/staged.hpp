@@ -26,8 +26,10 @@ struct BoxPiece {
 };
 
 // The piece of a packed box of `region` (elements of `element` bytes) that starts at `offset`
-// of its data, of at most `most` bytes: whole slices where one fits, else rows of one slice,
-// else elements of one row. Pieces so cut follow one another in the packed data.
+// of its data (an element's first byte), of at most `most` bytes: whole slices where `offset`
+// starts one and one fits, else whole rows of one slice where it starts a row and one fits,
+// else elements of one row. Pieces so cut follow one another in the packed data; cut from any
+// element up to an element's end with `most` the bytes left, they cover that run exactly.
 BoxPiece box_piece(const Extent& region, size_t element, uint64_t offset, size_t most);
 
 // The client's side of a staged transfer: where its data lies on the memory data path, and, when
