@@ -248,9 +248,15 @@ void move_through_here(Spread& spread, _cl_mem* root, size_t from, size_t to, si
   PendingMove::start(move);
 }
 
-// Has the proxy of part `from` send [begin, end) of the root buffer to the proxy of part `to`,
-// once the commands so far of the queues that wrote it on `from`, and the moves still landing it
-// there, have ended; `command` (on `to`) waits for it to have landed, in pieces of proxy_send_piece.
+// Whether two proxies send `root`'s data to each other: a buffer's, and an image's whose pixels
+// fit a whole number of times into the pieces and chunks a move goes in (a pixel of a power of
+// two bytes); another image moves through this process.
+bool proxies_send(const _cl_mem& root) { return !root.image || std::has_single_bit(root.image->element_size); }
+
+// Has the proxy of part `from` send [begin, end) of the root buffer (an image's pixels, packed) to
+// the proxy of part `to`, once the commands so far of the queues that wrote it on `from`, and the
+// moves still landing it there, have ended; `command` (on `to`) waits for it to have landed, in
+// pieces of proxy_send_piece.
 void send_between_proxies(Spread& spread, _cl_mem* root, size_t from, size_t to, size_t begin, size_t end,
                           EnqueuedCommand& command) {
   _cl_context* context = root->context.get();
@@ -260,8 +266,8 @@ void send_between_proxies(Spread& spread, _cl_mem* root, size_t from, size_t to,
   for (const auto& queue : spread.writers[from]) after.push_back(queue->id);
   const ObjectId source_queue = service_queue(context, from);
   const ObjectId landing_queue = own_queue(context, to, &_cl_context::landing_queues);
-  log::debug("spanning context: proxy ", source->record().node, " sends bytes ", begin, " to ", end,
-             " of a buffer to proxy ", target->record().node);
+  log::debug("spanning context: proxy ", source->record().node, " sends bytes ", begin, " to ", end, " of ",
+             root->image ? "an image" : "a buffer", " to proxy ", target->record().node);
   for (size_t offset = begin; offset < end; offset += proxy_send_piece) {
     const size_t size = std::min(proxy_send_piece, end - offset);
     std::vector<ObjectId> landing_there;
@@ -294,9 +300,8 @@ void bring(Spread& spread, _cl_mem* root, size_t part, size_t begin, size_t end,
     const auto next = std::next(range);
     const size_t range_end = next == spread.holders.end() ? spread.size : next->first;
     _cl_context* context = root->context.get();
-    // Proxies send each other buffer data only: images move through this process.
-    if (!root->image && !context->part_connection(from)->in_process() &&
-        !context->part_connection(part)->in_process())
+    if (!context->part_connection(from)->in_process() && !context->part_connection(part)->in_process() &&
+        proxies_send(*root))
       send_between_proxies(spread, root, from, part, range->first, range_end, command);
     else
       move_through_here(spread, root, from, part, range->first, range_end, command);

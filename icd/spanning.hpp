@@ -10,8 +10,8 @@
 // goes through this process: once those commands have ended, HiveCL's move thread reads the
 // range and writes it on the other part. Either way the enqueue does not wait, and every
 // command on the part that uses the range while it may still be landing waits for it to have
-// landed. Images follow the same rules as one range, the whole image, and always move through
-// this process.
+// landed. Images follow the same rules as one range, the whole image (between two proxies its
+// pixels packed, proxy to proxy).
 #pragma once
 
 #include <cstddef>

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "protocol/messages.hpp"
 #include "proxy/completion.hpp"
@@ -162,6 +163,9 @@ void deliver_when_filled(Session& session, cl_event event, const Replier& later,
 // The native image of `id`, and its type where `type` is given; CL_INVALID_MEM_OBJECT for a
 // buffer (image.cpp).
 cl_mem image_of(Session& session, protocol::ObjectId id, cl_mem_object_type* type = nullptr);
+// A native image's extent in the coordinates its transfers take (pixels, then rows or array
+// layers, then slices or array layers) and the bytes of a pixel (image.cpp).
+std::pair<std::array<size_t, 3>, size_t> image_layout(cl_mem image);
 // clSetKernelArg of a sampler argument the client recorded (sampler.cpp).
 cl_int set_sampler_arg(Session& session, cl_kernel kernel, const protocol::KernelArg& arg);
 // Registers the event a command produced under the id the client chose, or releases it.

@@ -154,6 +154,15 @@ cl_mem image_of(Session& session, ObjectId id, cl_mem_object_type* type) {
   return mem;
 }
 
+std::pair<std::array<size_t, 3>, size_t> image_layout(cl_mem image) {
+  cl_mem_object_type type = 0;
+  check(clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, nullptr));
+  const auto extent = image_extent(type, image_info<size_t>(image, CL_IMAGE_WIDTH),
+                                   image_info<size_t>(image, CL_IMAGE_HEIGHT), image_info<size_t>(image, CL_IMAGE_DEPTH),
+                                   image_info<size_t>(image, CL_IMAGE_ARRAY_SIZE));
+  return {{extent[0], extent[1], extent[2]}, image_info<size_t>(image, CL_IMAGE_ELEMENT_SIZE)};
+}
+
 GetSupportedImageFormats::Reply execute(Call& call, const GetSupportedImageFormats::Request& request) {
   const cl_context context = call.session.get<cl_context>(request.context);
   cl_uint count = 0;

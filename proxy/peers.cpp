@@ -12,6 +12,7 @@
 #include "node.hpp"
 #include "proxy/executors.hpp"
 #include "proxy/server.hpp"
+#include "proxy/staged.hpp"
 #include "transport/peer_memory.hpp"
 #include "transport/rendezvous.hpp"
 #include "transport/secret.hpp"
@@ -26,6 +27,77 @@ namespace {
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// A memory object moved between proxies seen as a packed box (staged.hpp): a buffer as one row
+// of bytes, an image as its pixels row after row and layer after layer (how the client lays out
+// an image it moves). A range of it is cut into whole pixels, at most five boxes (box_piece).
+struct PackedObject {
+  cl_mem mem = nullptr;
+  bool image = false;
+  Extent extent{};
+  size_t element = 1;
+  uint64_t bytes() const { return uint64_t{extent[0]} * element * extent[1] * extent[2]; }
+};
+
+PackedObject packed_object(cl_mem mem) {
+  cl_mem_object_type type = 0;
+  check(clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, nullptr));
+  if (type == CL_MEM_OBJECT_BUFFER) {
+    size_t size = 0;
+    check(clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, nullptr));
+    return {.mem = mem, .extent = {size, 1, 1}};
+  }
+  const auto [extent, element] = image_layout(mem);
+  return {.mem = mem, .image = true, .extent = extent, .element = element};
+}
+
+// CL_INVALID_VALUE unless [offset, offset + size) lies inside `object` on whole pixels.
+void check_packed_range(const PackedObject& object, uint64_t offset, uint64_t size) {
+  if (offset > object.bytes() || size > object.bytes() - offset) throw ClError{CL_INVALID_VALUE};
+  if (offset % object.element || size % object.element) throw ClError{CL_INVALID_VALUE};
+}
+
+// CL_INVALID_OPERATION unless chunks of `chunk` bytes (a move's, as it goes over MPI) end on
+// whole pixels of `object`.
+void check_chunks(const PackedObject& object, uint64_t chunk) {
+  if (chunk % object.element) throw ClError{CL_INVALID_OPERATION};
+}
+
+// Reads (`write`: writes) [offset, offset + size) of `object` into (from) `host`, after `waits`;
+// `event` ends once all of it has. A piece that fails is waited for with those enqueued before
+// it, so that no command still uses `host` once this has failed.
+cl_int enqueue_packed(bool write, cl_command_queue queue, const PackedObject& object, uint64_t offset, uint64_t size,
+                      std::byte* host, const std::vector<cl_event>& waits, cl_event* event) {
+  const auto wait_count = static_cast<cl_uint>(waits.size());
+  const cl_event* wait_list = waits.empty() ? nullptr : waits.data();
+  if (!object.image)
+    return write ? clEnqueueWriteBuffer(queue, object.mem, CL_FALSE, offset, size, host, wait_count, wait_list, event)
+                 : clEnqueueReadBuffer(queue, object.mem, CL_FALSE, offset, size, host, wait_count, wait_list, event);
+  std::vector<cl_event> pieces;
+  cl_int status = CL_SUCCESS;
+  for (uint64_t at = offset; at < offset + size && status == CL_SUCCESS;) {
+    const BoxPiece piece = box_piece(object.extent, object.element, at, offset + size - at);
+    const size_t* origin = piece.origin.data();
+    const size_t* region = piece.region.data();
+    std::byte* data = host + (at - offset);
+    cl_event done = nullptr;
+    status = write ? clEnqueueWriteImage(queue, object.mem, CL_FALSE, origin, region, 0, 0, data, wait_count,
+                                         wait_list, &done)
+                   : clEnqueueReadImage(queue, object.mem, CL_FALSE, origin, region, 0, 0, data, wait_count,
+                                        wait_list, &done);
+    if (status == CL_SUCCESS) pieces.push_back(done);
+    at += piece.bytes;
+  }
+  if (status == CL_SUCCESS && pieces.size() == 1) {
+    *event = pieces.front();
+    return CL_SUCCESS;
+  }
+  if (status == CL_SUCCESS)
+    status = clEnqueueMarkerWithWaitList(queue, static_cast<cl_uint>(pieces.size()), pieces.data(), event);
+  if (status != CL_SUCCESS && !pieces.empty()) clWaitForEvents(static_cast<cl_uint>(pieces.size()), pieces.data());
+  for (cl_event piece : pieces) clReleaseEvent(piece);
+  return status;
 }
 
 }  // namespace
@@ -336,20 +408,20 @@ struct QueueMarkers {
 // background with the slots it started with, and the session goes on meanwhile.
 class PeerSend : public std::enable_shared_from_this<PeerSend> {
  public:
-  PeerSend(std::shared_ptr<PeerLink> peer, Bytes ticket, cl_command_queue queue, cl_mem mem, uint64_t offset,
-           uint64_t size, std::unique_ptr<QueueMarkers> after, StagingRing& ring)
-      : peer_(std::move(peer)), ticket_(std::move(ticket)), queue_(queue), mem_(mem), offset_(offset), size_(size),
-        after_(std::move(after)), ring_(ring), slots_((size + ring.slot_bytes() - 1) / ring.slot_bytes()),
+  PeerSend(std::shared_ptr<PeerLink> peer, Bytes ticket, cl_command_queue queue, const PackedObject& object,
+           uint64_t offset, uint64_t size, std::unique_ptr<QueueMarkers> after, StagingRing& ring)
+      : peer_(std::move(peer)), ticket_(std::move(ticket)), queue_(queue), object_(object), offset_(offset),
+        size_(size), after_(std::move(after)), ring_(ring), slots_((size + ring.slot_bytes() - 1) / ring.slot_bytes()),
         filled_(slots_.size(), false) {
     clRetainCommandQueue(queue_);
-    clRetainMemObject(mem_);
+    clRetainMemObject(object_.mem);
   }
   // The last chunk was sent (its sender let go): the move's timing, for diagnosis.
   ~PeerSend() {
     log::debug("sent ", size_, " bytes to proxy ", peer_->name(), ": read in ", read_ms_, " ms, sent in ",
                ms_since(started_), " ms");
     after_.reset();
-    clReleaseMemObject(mem_);
+    clReleaseMemObject(object_.mem);
     clReleaseCommandQueue(queue_);
   }
 
@@ -430,11 +502,9 @@ class PeerSend : public std::enable_shared_from_this<PeerSend> {
       return;
     }
     cl_event read = nullptr;
-    const auto& waits = after_->events;
     const cl_int status = peer_->lost() ? peer_lost_status
-                          : clEnqueueReadBuffer(queue_, mem_, CL_FALSE, offset_ + chunk_offset(index),
-                                                chunk_size(index), slot.data, static_cast<cl_uint>(waits.size()),
-                                                waits.empty() ? nullptr : waits.data(), &read);
+                                        : enqueue_packed(false, queue_, object_, offset_ + chunk_offset(index),
+                                                         chunk_size(index), slot.data, after_->events, &read);
     if (status != CL_SUCCESS) {  // this chunk and every later one fail, none is read
       filled(index, slot, status);
       for (size_t later; (later = unread_.fetch_add(1)) < chunks();) filled(later, {}, status);
@@ -492,7 +562,7 @@ class PeerSend : public std::enable_shared_from_this<PeerSend> {
   std::shared_ptr<PeerLink> peer_;
   Bytes ticket_;
   cl_command_queue queue_;
-  cl_mem mem_;
+  PackedObject object_;
   uint64_t offset_, size_;
   std::unique_ptr<QueueMarkers> after_;
   StagingRing& ring_;  // the session's: given back only once its slots are back
@@ -517,15 +587,15 @@ void check_ticket(const Bytes& ticket) {
   if (ticket.size() != peer_ticket_bytes) throw ClError{CL_INVALID_VALUE};
 }
 
-// The native queue and buffer of a move, with its range checked.
-std::pair<cl_command_queue, cl_mem> move_target(Session& session, const Bytes& ticket, ObjectId queue, ObjectId mem,
-                                                uint64_t offset, uint64_t size) {
+// The native queue and memory object of a move, with its range checked.
+std::pair<cl_command_queue, PackedObject> move_target(Session& session, const Bytes& ticket, ObjectId queue,
+                                                      ObjectId mem, uint64_t offset, uint64_t size) {
   check_ticket(ticket);
   const auto native_queue = session.get<cl_command_queue>(queue);
-  const auto native_mem = session.get<cl_mem>(mem);
+  const PackedObject object = packed_object(session.get<cl_mem>(mem));
   if (size == 0) throw ClError{CL_INVALID_VALUE};
-  check_range(native_mem, offset, size);
-  return {native_queue, native_mem};
+  check_packed_range(object, offset, size);
+  return {native_queue, object};
 }
 
 // Takes the rest of a PeerData stream that will not be used: its chunks and its status.
@@ -540,13 +610,15 @@ void drain_peer_data(Call& call, uint64_t size) {
 
 ExpectPeerData::Reply execute(Call& call, const ExpectPeerData::Request& request) {
   Session& session = call.session;
-  const auto [landing, mem] = move_target(session, request.ticket, request.landing_queue, request.mem,
-                                          request.offset, request.size);
+  const auto [landing, object] = move_target(session, request.ticket, request.landing_queue, request.mem,
+                                             request.offset, request.size);
+  check_chunks(object, session.chunk_bytes());
   session.check_fresh(request.event);
   cl_int status = CL_SUCCESS;
   cl_event landed = clCreateUserEvent(session.facts_of(landing).context, &status);
   check(status);
-  auto arrival = std::make_shared<PeerArrival>(session.number(), landing, mem, request.offset, request.size, landed);
+  auto arrival =
+      std::make_shared<PeerArrival>(session.number(), landing, object.mem, request.offset, request.size, landed);
   session.server().peer_tickets().expect(request.ticket, arrival);
   session.hold_user_event(landed);  // failed at the session's end if the data never came
   clRetainEvent(landed);            // the arrival's reference is its own
@@ -563,23 +635,24 @@ SendToPeer::Reply execute(Call& call, const SendToPeer::Request& request) {
   Session& session = call.session;
   // In-process, the application's own node: its data moves through the application.
   if (in_process(session)) throw ClError{CL_INVALID_OPERATION};
-  const auto [queue, mem] = move_target(session, request.ticket, request.queue, request.mem, request.offset,
-                                        request.size);
+  const auto [queue, object] = move_target(session, request.ticket, request.queue, request.mem, request.offset,
+                                           request.size);
   auto after = std::make_unique<QueueMarkers>(session, request.after_queues, request.after_events);
   const auto peer = session.server().peer_links().to(request.peer_node, request.peer_pid);
   StagingRing& ring = staging_of(session, queue);
+  check_chunks(object, ring.slot_bytes());
   // The receiver takes chunks of its size.
   if (ring.slot_bytes() != peer->chunk_bytes()) throw ClError{CL_INVALID_OPERATION};
   peer->call<ClaimPeerTicket>({.ticket = request.ticket});
   // Claimed: whatever happens now, the receiver hears of it through the stream's status.
   const bool held = after->may_be_held;
   const auto send =
-      std::make_shared<PeerSend>(peer, request.ticket, queue, mem, request.offset, request.size, std::move(after), ring);
+      std::make_shared<PeerSend>(peer, request.ticket, queue, object, request.offset, request.size, std::move(after), ring);
   if (held) send->start_when_ended();
   else send->start();
   session.statistics().count_to_client(request.size);
-  log::debug("sending bytes ", request.offset, " to ", request.offset + request.size, " of a buffer to proxy ",
-             peer->name());
+  log::debug("sending bytes ", request.offset, " to ", request.offset + request.size, " of ",
+             object.image ? "an image" : "a buffer", " to proxy ", peer->name());
   return {};
 }
 
@@ -604,6 +677,7 @@ PeerData::Reply execute(Call& call, const PeerData::Request& request) {
     throw;
   }
   const auto started = Clock::now();
+  const PackedObject object = packed_object(arrival->mem);
   const auto data = MoveMemory::take(request.size);
   const size_t chunk = session.chunk_bytes();
   std::vector<std::shared_ptr<transport::Completion>> arriving;
@@ -621,9 +695,8 @@ PeerData::Reply execute(Call& call, const PeerData::Request& request) {
     if (failure != CL_SUCCESS) continue;
     const uint64_t offset = index * chunk;
     cl_event write = nullptr;
-    failure = clEnqueueWriteBuffer(arrival->queue, arrival->mem, CL_FALSE, arrival->offset + offset,
-                                   std::min<uint64_t>(chunk, request.size - offset), data.get() + offset, 0,
-                                   nullptr, &write);
+    failure = enqueue_packed(true, arrival->queue, object, arrival->offset + offset,
+                             std::min<uint64_t>(chunk, request.size - offset), data.get() + offset, {}, &write);
     if (failure == CL_SUCCESS) writes.push_back(write);
     clFlush(arrival->queue);
   }

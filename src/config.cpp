@@ -117,7 +117,13 @@ const std::map<std::string, Setter>& setters() {
       {"poll_spin_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_spin); }},
       {"poll_sleep_us", [](Config& c, const std::string& v) { return parse_duration(v, c.poll_sleep); }},
       {"proxy_poll_spin_us", optional_duration_setter(&Config::proxy_poll_spin, "auto")},
-      {"chunk_bytes", [](Config& c, const std::string& v) { return parse_u64(v, c.chunk_bytes, 4096, 1u << 30); }},
+      // Whole pages, so that a chunk also ends on a whole pixel of any image (proxy/peers.cpp).
+      {"chunk_bytes", [](Config& c, const std::string& v) {
+         uint64_t bytes = 0;
+         if (!parse_u64(v, bytes, 4096, 1u << 30) || bytes % 4096 != 0) return false;
+         c.chunk_bytes = bytes;
+         return true;
+       }},
       {"data_path", [](Config& c, const std::string& v) {
          transport::DataPathChoice choice;
          if (!transport::parse_data_path_choice(v, choice)) return false;

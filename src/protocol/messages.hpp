@@ -17,7 +17,7 @@ namespace hivecl::protocol {
 
 // Changes whenever a message or the watchdog's handshake (transport/watchdog.hpp) changes;
 // checked in Hello and in rendezvous records.
-inline constexpr uint32_t protocol_version = 26;
+inline constexpr uint32_t protocol_version = 27;
 inline constexpr uint32_t frame_magic = 0x48435600u | protocol_version;  // "\x01VCH"
 
 // Ids of application-visible objects. Devices have fixed ids 1..n per proxy;
@@ -726,8 +726,9 @@ struct WatchEvent {
   };
 };
 
-// --- buffer data and event statuses sent from proxy to proxy (spanning contexts) ------
-// The client moves a range of a buffer from proxy A to proxy B with a ticket, 16 random
+// --- buffer and image data and event statuses sent from proxy to proxy (spanning contexts) ---
+// The client moves a range of a buffer (of an image: of its pixels packed, row after row and
+// layer after layer, on whole pixels) from proxy A to proxy B with a ticket, 16 random
 // bytes it draws: it tells B to expect the ticket's data (ExpectPeerData), then A to send
 // it (SendToPeer). A connects to B as a client of its own, claims the ticket (ClaimPeerTicket:
 // should A vanish, B fails the arrival), reads the range once the commands that wrote it

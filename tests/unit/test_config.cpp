@@ -40,6 +40,7 @@ TEST_CASE("set() rejects unknown keys and bad values", "[config]") {
   CHECK(config.set("proxy_log", "warn"));
   CHECK_FALSE(config.set("proxy_log", "quiet"));
   CHECK_FALSE(config.set("chunk_bytes", "12"));  // below the minimum
+  CHECK_FALSE(config.set("chunk_bytes", "5000"));  // not whole pages
   CHECK_FALSE(config.set("chunk_bytes", "lots"));
   CHECK_FALSE(config.set("unknown", "1"));
   CHECK(config.describe().find("log = debug") != std::string::npos);
