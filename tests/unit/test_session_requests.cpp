@@ -567,3 +567,29 @@ TEST_CASE("SVM addresses a client names are checked against its session's alloca
   CHECK(test.link->status_of(26) == CL_INVALID_KERNEL_ARGS);
   test.send<Goodbye>(27, {});
 }
+
+TEST_CASE("A range to expect from another proxy must lie inside its buffer, or on whole pixels inside its image; "
+          "others are refused, and the session serves on", "[session][bad-input]") {
+  StartedSession test;
+  test.make_objects();  // a 4 KiB buffer, a 16 x 16 image of 4-byte pixels (1 KiB packed)
+  constexpr ObjectId first_event = StartedSession::image + 1;
+  const auto expect = [&](uint64_t sequence, ObjectId mem, uint64_t offset, uint64_t size) {
+    Bytes ticket(peer_ticket_bytes, std::byte{0});
+    ticket[0] = static_cast<std::byte>(sequence);  // one of its own per request
+    test.send<ExpectPeerData>(sequence, {.ticket = ticket, .landing_queue = StartedSession::queue, .mem = mem,
+                                         .offset = offset, .size = size, .event = first_event + sequence});
+  };
+  expect(5, StartedSession::image, 0, 1024);   // the whole image
+  expect(6, StartedSession::image, 68, 900);   // from the 18th pixel
+  expect(7, StartedSession::buffer, 1, 4095);  // a buffer's bytes, from any byte
+  expect(8, StartedSession::image, 2, 4);      // in the middle of a pixel
+  expect(9, StartedSession::image, 4, 6);      // part of a pixel at its end
+  expect(10, StartedSession::image, 1020, 8);  // past the packed pixels
+  expect(11, StartedSession::buffer, 4000, 97);
+  expect(12, StartedSession::image, 0, 0);
+  test.send<Finish>(13, {.queue = StartedSession::queue});
+  for (uint64_t sequence = 5; sequence <= 7; ++sequence) CHECK(test.link->status_of(sequence) == CL_SUCCESS);
+  for (uint64_t sequence = 8; sequence <= 12; ++sequence) CHECK(test.link->status_of(sequence) == CL_INVALID_VALUE);
+  CHECK(test.link->status_of(13) == CL_SUCCESS);
+  test.send<Goodbye>(14, {});
+}
