@@ -1,5 +1,5 @@
-// Buffer data and event statuses sent from proxy to proxy for contexts spanning several
-// proxies (the messages and their sequence: protocol/messages.hpp, "proxy to proxy"). The
+// Buffer and image data and event statuses sent from proxy to proxy for contexts spanning
+// several proxies (the messages and their sequence: protocol/messages.hpp, "proxy to proxy"). The
 // receiving side keeps the tickets its clients said to expect; the sending side connects to
 // the receiving proxy as a client of its own (watchdog, MPI_Comm_connect, Hello) and streams
 // the range to it as the device reads it, chunk by chunk, or sends the event's status.
@@ -24,9 +24,10 @@
 
 namespace hivecl::proxy {
 
-// Where one ticket's data lands: a range of a client's buffer and the queue that writes it
-// (both retained), and the user event that completes once it has (or fails). An event's
-// ticket has no queue and no buffer: its user event takes the status the sender sends.
+// Where one ticket's data lands: a range of a client's buffer or image (its pixels packed) and
+// the queue that writes it (both retained), and the user event that completes once it has (or
+// fails). An event's ticket has no queue and no memory object: its user event takes the status
+// the sender sends.
 struct PeerArrival {
   PeerArrival(uint32_t owner, cl_command_queue queue, cl_mem mem, uint64_t offset, uint64_t size, cl_event landed);
   PeerArrival(const PeerArrival&) = delete;
@@ -35,7 +36,7 @@ struct PeerArrival {
   // Sets the user event: CL_COMPLETE, or the failure. Only the first call counts.
   void land(cl_int status);
 
-  const uint32_t owner;  // the session of the client whose buffer it is
+  const uint32_t owner;  // the session of the client whose memory object it is
   uint32_t claimed_by = 0;  // the session of the sending proxy, once it claimed the ticket
   const cl_command_queue queue;
   const cl_mem mem;
