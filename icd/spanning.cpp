@@ -12,6 +12,7 @@
 #include <memory>
 #include <random>
 
+#include "config.hpp"
 #include "icd/api.hpp"
 #include "icd/callbacks.hpp"
 #include "log.hpp"
@@ -248,10 +249,16 @@ void move_through_here(Spread& spread, _cl_mem* root, size_t from, size_t to, si
   PendingMove::start(move);
 }
 
-// Whether two proxies send `root`'s data to each other: a buffer's, and an image's whose pixels
-// fit a whole number of times into the pieces and chunks a move goes in (a pixel of a power of
-// two bytes); another image moves through this process.
-bool proxies_send(const _cl_mem& root) { return !root.image || std::has_single_bit(root.image->element_size); }
+// Whether the proxies of `from` and `to` send `root`'s data to each other: a buffer's, and an
+// image's whose pixels fit a whole number of times into the pieces and chunks a move goes in (a
+// pixel of a power of two bytes), unless this process reaches both through shared memory
+// (proxies of this node: moving through it beat proxy to proxy, which Open MPI joins over TCP,
+// threefold on the H100; `local_proxy_moves`). Other data moves through this process.
+bool proxies_send(const _cl_mem& root, const Connection& from, const Connection& to) {
+  if (from.in_process() || to.in_process()) return false;
+  if (root.image && !std::has_single_bit(root.image->element_size)) return false;
+  return !(from.moves_by_memory() && to.moves_by_memory()) || config().local_proxy_moves == "proxy";
+}
 
 // Has the proxy of part `from` send [begin, end) of the root buffer (an image's pixels, packed) to
 // the proxy of part `to`, once the commands so far of the queues that wrote it on `from`, and the
@@ -300,8 +307,7 @@ void bring(Spread& spread, _cl_mem* root, size_t part, size_t begin, size_t end,
     const auto next = std::next(range);
     const size_t range_end = next == spread.holders.end() ? spread.size : next->first;
     _cl_context* context = root->context.get();
-    if (!context->part_connection(from)->in_process() && !context->part_connection(part)->in_process() &&
-        proxies_send(*root))
+    if (proxies_send(*root, *context->part_connection(from), *context->part_connection(part)))
       send_between_proxies(spread, root, from, part, range->first, range_end, command);
     else
       move_through_here(spread, root, from, part, range->first, range_end, command);

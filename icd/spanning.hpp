@@ -6,12 +6,12 @@
 // parts hold its latest data, and before a command on a part that reads a range held
 // elsewhere it moves that range there. Between two proxies the data goes from one to the
 // other (protocol/messages.hpp, "proxy to proxy"): the holder reads it once the commands of
-// the queues that wrote it there have ended. To or from this process's in-process devices it
-// goes through this process: once those commands have ended, HiveCL's move thread reads the
-// range and writes it on the other part. Either way the enqueue does not wait, and every
-// command on the part that uses the range while it may still be landing waits for it to have
-// landed. Images follow the same rules as one range, the whole image (between two proxies its
-// pixels packed, proxy to proxy).
+// the queues that wrote it there have ended. To or from this process's in-process devices, and
+// between two proxies of this node (local_proxy_moves), it goes through this process: once
+// those commands have ended, HiveCL's move thread reads the range and writes it on the other
+// part. Either way the enqueue does not wait, and every command on the part that uses the range
+// while it may still be landing waits for it to have landed. Images follow the same rules as
+// one range, the whole image (proxy to proxy its pixels packed).
 #pragma once
 
 #include <cstddef>

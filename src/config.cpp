@@ -141,6 +141,11 @@ const std::map<std::string, Setter>& setters() {
          return true;
        }},
       {"local_libraries", [](Config& c, const std::string& v) { c.local_libraries = v; return true; }},
+      {"local_proxy_moves", [](Config& c, const std::string& v) {
+         if (v != "application" && v != "proxy") return false;
+         c.local_proxy_moves = v;
+         return true;
+       }},
       {"staging_slots", [](Config& c, const std::string& v) { return parse_u64(v, c.staging_slots, 1, 1024); }},
       {"copy_threads", [](Config& c, const std::string& v) { return parse_u64(v, c.copy_threads, 0, 256); }},
       {"max_message_bytes",
@@ -217,6 +222,7 @@ std::string Config::describe() const {
        << "control_path = " << control_path << "\n"
        << "local_devices = " << local_devices << "\n"
        << "local_libraries = " << local_libraries << "\n"
+       << "local_proxy_moves = " << local_proxy_moves << "\n"
        << "staging_slots = " << staging_slots << "\n"
        << "copy_threads = " << copy_threads << "\n"
        << "max_message_bytes = " << max_message_bytes << "\n"

@@ -51,6 +51,11 @@ struct Config {
   // client: the vendor ICD libraries served in-process (':'-separated); empty: those of
   // OCL_ICD_FILENAMES and of the OCL_ICD_VENDORS directory (or /etc/OpenCL/vendors)
   std::string local_libraries;
+  // client: how buffer and image data of a context over several proxies moves between two
+  // proxies that this process reaches through shared memory (proxies of this node):
+  // application (through this process, over shared memory both ways) or proxy (proxy to proxy,
+  // over MPI, which joins two proxies' jobs over TCP)
+  std::string local_proxy_moves = "application";
   uint64_t staging_slots = 4;           // proxy: staging slots of chunk_bytes per context (1: no pipeline)
   uint64_t copy_threads = 0;            // proxy: threads per same-node copy (0: by the number of cores)
   uint64_t max_message_bytes = 256u << 20;  // largest control message accepted

@@ -3,7 +3,8 @@
 # proxies:
 # - examples/nbody_split over both must match its run on one of them;
 # - spanning-context (one context over both devices) must give the host's results, natively
-#   (both queues on the native device) and through HiveCL, its data moving proxy to proxy.
+#   (both queues on the native device) and through HiveCL, its data moving proxy to proxy, then
+#   through the application (local_proxy_moves).
 #   two-proxies.sh BUILD_DIR SPANNING_CONTEXT
 set -u
 build=$(cd "$1" && pwd) spanning=$2
@@ -21,4 +22,6 @@ build=$(cd "$1" && pwd) spanning=$2
   echo "$output"
   grep -q "^devices: 2 distinct" <<<"$output"
   echo "== the buffers moved from proxy to proxy"
-  [ "$(grep -l "to send it buffer data" "$HIVECL_CLUSTER_DIR"/logs/proxy-*.log | wc -l)" -eq 2 ]' "$build" "$spanning" "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
+  [ "$(grep -l "to send it buffer data" "$HIVECL_CLUSTER_DIR"/logs/proxy-*.log | wc -l)" -eq 2 ]
+  echo "== the same through HiveCL, the data moving through the application (the default for proxies of its node)"
+  HIVECL_LOCAL_PROXY_MOVES=application on hivecl "$1" HiveCL' "$build" "$spanning" "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"

@@ -42,6 +42,8 @@ TEST_CASE("set() rejects unknown keys and bad values", "[config]") {
   CHECK_FALSE(config.set("chunk_bytes", "12"));  // below the minimum
   CHECK_FALSE(config.set("chunk_bytes", "5000"));  // not whole pages
   CHECK_FALSE(config.set("chunk_bytes", "lots"));
+  CHECK(config.set("local_proxy_moves", "proxy"));
+  CHECK_FALSE(config.set("local_proxy_moves", "sometimes"));
   CHECK_FALSE(config.set("unknown", "1"));
   CHECK(config.describe().find("log = debug") != std::string::npos);
   CHECK(config.describe().find("proxy_log = warn") != std::string::npos);
