@@ -24,4 +24,11 @@ build=$(cd "$1" && pwd) spanning=$2
   echo "== the buffers moved from proxy to proxy"
   [ "$(grep -l "to send it buffer data" "$HIVECL_CLUSTER_DIR"/logs/proxy-*.log | wc -l)" -eq 2 ]
   echo "== the same through HiveCL, the data moving through the application (the default for proxies of its node)"
-  HIVECL_LOCAL_PROXY_MOVES=application on hivecl "$1" HiveCL' "$build" "$spanning" "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
+  output=$(HIVECL_LOCAL_PROXY_MOVES=application HIVECL_LOG=debug on hivecl "$1" HiveCL 2>&1)
+  grep -v " debug: " <<<"$output"
+  grep -q "debug: spanning context: moving bytes .* of a buffer" <<<"$output"
+  grep -q "debug: spanning context: moving bytes .* of an image" <<<"$output"
+  if grep -q "debug: spanning context: proxy .* sends bytes" <<<"$output"; then
+    echo "FAILED: data went proxy to proxy"
+    exit 1
+  fi' "$build" "$spanning" "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
