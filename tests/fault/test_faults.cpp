@@ -275,10 +275,11 @@ void check_serves(cl_device_id device) {
 }
 
 // Two proxies (tests/cluster/with-two-proxies.sh): one context over a device of each, a buffer
-// filled on the first and read whole by a kernel on the second, so that every round moves it
-// proxy to proxy. One of the two is killed while the rounds run: the round in flight must end
-// with an error (not hang, not report success over stale data), and the other proxy must serve on.
-void kill_one_proxy_while_moving(bool sender) {
+// (`image`: a 2D image) filled on the first and read by a kernel on the second, so that every
+// round moves it whole proxy to proxy. One of the two is killed while the rounds run: the round
+// in flight must end with an error (not hang, not report success over stale data), and the other
+// proxy must serve on.
+void kill_one_proxy_while_moving(bool sender, bool image) {
   const TwoProxies two;
   const auto& devices = two.devices;
   const auto& queues = two.queues;
@@ -287,19 +288,39 @@ void kill_one_proxy_while_moving(bool sender) {
   const char* source =
       "__kernel void ends(__global const uint* data, ulong count, __global uint* out) {\n"
       "  out[0] = data[0]; out[1] = data[count - 1];\n"
+      "}\n"
+      "__kernel void image_ends(__read_only image2d_t data, __global uint* out) {\n"
+      "  out[0] = read_imageui(data, (int2)(0, 0)).x;\n"
+      "  out[1] = read_imageui(data, (int2)(get_image_width(data) - 1, get_image_height(data) - 1)).x;\n"
       "}\n";
   cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &status);
   REQUIRE(clBuildProgram(program, 0, nullptr, nullptr, nullptr, nullptr) == CL_SUCCESS);
-  cl_kernel kernel = clCreateKernel(program, "ends", &status);
+  cl_kernel kernel = clCreateKernel(program, image ? "image_ends" : "ends", &status);
   REQUIRE(status == CL_SUCCESS);
-  const cl_ulong count = 24u << 20;  // 96 MiB, two pieces (64 MiB each at most): the move takes most of a round
-  cl_mem data = clCreateBuffer(context, CL_MEM_READ_WRITE, count * sizeof(cl_uint), nullptr, &status);
+  // 96 MiB, two pieces (64 MiB each at most): the move takes most of a round.
+  const cl_ulong count = 24u << 20;
+  const size_t width = 4096, height = count / width;  // of RGBA8 pixels
+  const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
+  const cl_image_desc desc{.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = width, .image_height = height};
+  cl_mem data = image ? clCreateImage(context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &status)
+                      : clCreateBuffer(context, CL_MEM_READ_WRITE, count * sizeof(cl_uint), nullptr, &status);
   REQUIRE(status == CL_SUCCESS);
   cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), nullptr, &status);
   REQUIRE(status == CL_SUCCESS);
   REQUIRE(clSetKernelArg(kernel, 0, sizeof data, &data) == CL_SUCCESS);
-  REQUIRE(clSetKernelArg(kernel, 1, sizeof count, &count) == CL_SUCCESS);
-  REQUIRE(clSetKernelArg(kernel, 2, sizeof out, &out) == CL_SUCCESS);
+  if (image) {
+    REQUIRE(clSetKernelArg(kernel, 1, sizeof out, &out) == CL_SUCCESS);
+  } else {
+    REQUIRE(clSetKernelArg(kernel, 1, sizeof count, &count) == CL_SUCCESS);
+    REQUIRE(clSetKernelArg(kernel, 2, sizeof out, &out) == CL_SUCCESS);
+  }
+  const auto fill = [&](cl_uint round) {
+    if (!image)
+      return clEnqueueFillBuffer(queues[0], data, &round, sizeof round, 0, count * sizeof round, 0, nullptr, nullptr);
+    const cl_uint color[4] = {round % 256, 0, 0, 0};
+    const size_t origin[3] = {0, 0, 0}, region[3] = {width, height, 1};
+    return clEnqueueFillImage(queues[0], data, color, origin, region, 0, nullptr, nullptr);
+  };
 
   struct Outcome {
     cl_int status = CL_SUCCESS;
@@ -311,16 +332,16 @@ void kill_one_proxy_while_moving(bool sender) {
   auto mover = std::async(std::launch::async, [&] {
     for (cl_uint round = 1;; ++round) {
       const auto failed = [](cl_int status, const char* call) { return Outcome{status, call, Clock::now()}; };
-      cl_int result = clEnqueueFillBuffer(queues[0], data, &round, sizeof round, 0, count * sizeof round, 0, nullptr,
-                                          nullptr);
-      if (result != CL_SUCCESS) return failed(result, "clEnqueueFillBuffer");
+      cl_int result = fill(round);
+      if (result != CL_SUCCESS) return failed(result, image ? "clEnqueueFillImage" : "clEnqueueFillBuffer");
       const size_t one = 1;
       result = clEnqueueNDRangeKernel(queues[1], kernel, 1, nullptr, &one, nullptr, 0, nullptr, nullptr);
       if (result != CL_SUCCESS) return failed(result, "clEnqueueNDRangeKernel");
       cl_uint ends[2] = {};
       result = clEnqueueReadBuffer(queues[1], out, CL_TRUE, 0, sizeof ends, ends, 0, nullptr, nullptr);
       if (result != CL_SUCCESS) return failed(result, "clEnqueueReadBuffer");
-      if (ends[0] != round || ends[1] != round) return Outcome{CL_SUCCESS, "", Clock::now(), true};
+      const cl_uint expected = image ? round % 256 : round;
+      if (ends[0] != expected || ends[1] != expected) return Outcome{CL_SUCCESS, "", Clock::now(), true};
       ++rounds;
     }
   });
@@ -863,12 +884,22 @@ TEST_CASE("a proxy killed under a client fails its calls within the peer timeout
 
 TEST_CASE("a proxy killed while it sends a buffer to another fails the move, and the other serves on",
           "[fault][peer-death-sender]") {
-  kill_one_proxy_while_moving(true);
+  kill_one_proxy_while_moving(true, false);
 }
 
 TEST_CASE("a proxy killed while another sends it a buffer fails the move, and the other serves on",
           "[fault][peer-death-receiver]") {
-  kill_one_proxy_while_moving(false);
+  kill_one_proxy_while_moving(false, false);
+}
+
+TEST_CASE("a proxy killed while it sends an image to another fails the move, and the other serves on",
+          "[fault][peer-death-image-sender]") {
+  kill_one_proxy_while_moving(true, true);
+}
+
+TEST_CASE("a proxy killed while another sends it an image fails the move, and the other serves on",
+          "[fault][peer-death-image-receiver]") {
+  kill_one_proxy_while_moving(false, true);
 }
 
 TEST_CASE("a proxy killed while another holds a send to it (held by a user event) fails the use, and the other serves on",
