@@ -329,8 +329,9 @@ void kill_one_proxy_while_moving(bool sender, bool image) {
     bool stale = false;  // a round that succeeded with data it did not write
   };
   std::atomic<int> rounds{0};
+  std::atomic<bool> stop{false};
   auto mover = std::async(std::launch::async, [&] {
-    for (cl_uint round = 1;; ++round) {
+    for (cl_uint round = 1; !stop; ++round) {
       const auto failed = [](cl_int status, const char* call) { return Outcome{status, call, Clock::now()}; };
       cl_int result = fill(round);
       if (result != CL_SUCCESS) return failed(result, image ? "clEnqueueFillImage" : "clEnqueueFillBuffer");
@@ -344,7 +345,13 @@ void kill_one_proxy_while_moving(bool sender, bool image) {
       if (ends[0] != expected || ends[1] != expected) return Outcome{CL_SUCCESS, "", Clock::now(), true};
       ++rounds;
     }
+    return Outcome{CL_SUCCESS, "stopped", Clock::now()};
   });
+  // A REQUIRE that fails below leaves through the future's destructor, which waits for the rounds.
+  struct StopOnExit {
+    std::atomic<bool>& stop;
+    ~StopOnExit() { stop = true; }
+  } stop_on_exit{stop};
   // Two rounds timed, then the kill comes halfway into the next: in its move, mostly.
   const auto deadline = Clock::now() + 60s;
   const auto after_rounds = [&](int wanted) {
