@@ -81,10 +81,7 @@ int Server::run() {
   }
   transport::withdraw_status(config_.cluster_dir, record_);
   stopping_ = true;
-  {
-    std::lock_guard lock(sessions_mutex_);
-    for (auto& [number, session] : sessions_) session->lose();
-  }
+  for (const auto& session : sessions_now(false)) session->lose();
   const bool accept_stopped =
       ending == Ending::shutdown && (!watchdog_.close_turnstile() || wake_accept_thread());
   log::debug("accept thread ", accept_stopped ? "stopped" : "stuck");
@@ -93,10 +90,7 @@ int Server::run() {
   } else {
     accept_thread_.detach();
   }
-  {
-    std::lock_guard lock(sessions_mutex_);
-    sessions_.clear();  // joins the workers, which release every object
-  }
+  sessions_now(true).clear();  // joins the workers, which release every object
   log::debug("sessions ended");
   peer_links_.close();
   engine_.stop();
@@ -264,7 +258,7 @@ void Server::admit(MPI_Comm comm) {
   reap_sessions();
   std::lock_guard lock(sessions_mutex_);
   const uint32_t number = next_session_++;
-  auto session = std::make_unique<Session>(number, std::make_shared<ClientProcessLink>(engine_, std::make_shared<transport::Link>(comm)), *this);
+  auto session = std::make_shared<Session>(number, std::make_shared<ClientProcessLink>(engine_, std::make_shared<transport::Link>(comm)), *this);
   session->start();
   sessions_.emplace(number, std::move(session));
   log::debug("accepted session ", number);
@@ -298,30 +292,46 @@ std::optional<uint32_t> Server::start_session_without_mpi(const protocol::Bytes&
     return std::nullopt;
   }
   reap_sessions();
-  std::lock_guard lock(sessions_mutex_);
-  const uint32_t number = next_session_;
-  auto link = std::make_shared<ClientProcessLink>(engine_, std::move(channel), config_, [this, number] {
-    log::warn("session ", number, ": the client broke the shared control channel; closing");
-    lose_session(number);
-  });
-  auto data_path = choose_data_path(*hello, nonce, number, link, config_.copy_threads);
-  if (!transport::moves_by_memory(data_path->kind())) return std::nullopt;  // logged: over MPI
-  ++next_session_;
-  auto session = std::make_unique<Session>(number, std::move(link), *this);
-  session->set_data_path(std::move(data_path));
-  session->deliver(std::move(frame));
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard lock(sessions_mutex_);
+    const uint32_t number = next_session_;
+    auto link = std::make_shared<ClientProcessLink>(engine_, std::move(channel), config_, [this, number] {
+      log::warn("session ", number, ": the client broke the shared control channel; closing");
+      lose_session(number);
+    });
+    auto data_path = choose_data_path(*hello, nonce, number, link, config_.copy_threads);
+    if (!transport::moves_by_memory(data_path->kind())) return std::nullopt;  // logged: over MPI
+    ++next_session_;
+    session = std::make_shared<Session>(number, std::move(link), *this);
+    session->set_data_path(std::move(data_path));
+    session->deliver(std::move(frame));
+    sessions_.emplace(number, session);
+  }
+  // Outside the lock, which its channel's reader takes to lose it. Lost before it starts (the
+  // proxy stopping), it starts no reader (ClientProcessLink::listen) and its worker ends at once.
   session->start();
-  sessions_.emplace(number, std::move(session));
-  log::debug("started session ", number, " without MPI");
-  return number;
+  log::debug("started session ", session->number(), " without MPI");
+  return session->number();
 }
 
 void Server::lose_session(uint32_t number) {
-  std::lock_guard lock(sessions_mutex_);
-  if (const auto it = sessions_.find(number); it != sessions_.end()) {
-    log::info("session ", number, ": client connection lost");
-    it->second->lose();
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard lock(sessions_mutex_);
+    if (const auto it = sessions_.find(number); it != sessions_.end()) session = it->second;
   }
+  if (!session) return;
+  log::info("session ", number, ": client connection lost");
+  session->lose();
+}
+
+std::vector<std::shared_ptr<Session>> Server::sessions_now(bool take) {
+  std::vector<std::shared_ptr<Session>> sessions;
+  std::lock_guard lock(sessions_mutex_);
+  for (auto& [number, session] : sessions_) sessions.push_back(session);
+  if (take) sessions_.clear();
+  return sessions;
 }
 
 void Server::publish_status() {
@@ -336,8 +346,13 @@ void Server::publish_status() {
 }
 
 void Server::reap_sessions() {
+  std::vector<std::shared_ptr<Session>> finished;  // destroyed once the lock is free
   std::lock_guard lock(sessions_mutex_);
-  std::erase_if(sessions_, [](const auto& entry) { return entry.second->finished(); });
+  std::erase_if(sessions_, [&](const auto& entry) {
+    if (!entry.second->finished()) return false;
+    finished.push_back(entry.second);
+    return true;
+  });
 }
 
 }  // namespace hivecl::proxy

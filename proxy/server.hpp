@@ -66,6 +66,8 @@ class Server {
   // as its probe; its number, or nullopt.
   std::optional<uint32_t> start_session_without_mpi(const protocol::Bytes& nonce, protocol::Bytes&& hello);
   void lose_session(uint32_t number);
+  // Every session, taken out of the map (`take`: for good) under its lock.
+  std::vector<std::shared_ptr<Session>> sessions_now(bool take);
   void reap_sessions();
   bool wake_accept_thread();
   enum class Ending { shutdown, accept_wedged };
@@ -89,8 +91,11 @@ class Server {
   protocol::ProxyRecord record_;
   std::thread accept_thread_;
   std::atomic<bool> stopping_{false};
+  // Held only to find, add or take out sessions, never while one is lost or destroyed: that
+  // joins its control channel's reader, which may itself be waiting for this lock (a client that
+  // dies breaks its channel and closes its watchdog connection at once, and both lose the session).
   std::mutex sessions_mutex_;
-  std::map<uint32_t, std::unique_ptr<Session>> sessions_;
+  std::map<uint32_t, std::shared_ptr<Session>> sessions_;
   uint32_t next_session_ = 1;
   PeerTickets peer_tickets_;
   PeerLinks peer_links_{config_, engine_};

@@ -294,6 +294,7 @@ void ControlChannel::read_loop(const std::function<void()>& on_broken, std::chro
       frame = {};
       continue;
     }
+    lock.unlock();  // on_broken may stop this channel's listeners, whose stop() takes it
     if (result == ControlRing::Result::broken && !closed_.exchange(true)) on_broken();
     return;
   }

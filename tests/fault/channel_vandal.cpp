@@ -3,7 +3,8 @@
 // ring its requests go through, then makes a call. The proxy must end its session (not
 // crash, not hang) and the call must fail with an error instead of waiting for ever.
 // Prints the call's status; exit status 0 when it failed, 1 when it succeeded, 3 when the
-// client has no shared control channel.
+// client has no shared control channel. `channel-vandal exit`: exits at once after the
+// vandalism instead (status 0), so that its channel breaks as its connections close.
 #include <CL/cl.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -36,7 +37,7 @@ int control_channel_fd() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   const FirstQueue opened = open_first_queue();
   cl_command_queue queue = opened.queue;
   if (opened.status != CL_SUCCESS || clFinish(queue) != CL_SUCCESS) return 2;
@@ -49,6 +50,7 @@ int main() {
   // The client-to-proxy ring's published count comes first: far beyond what the ring holds.
   const uint64_t impossible = UINT64_MAX / 2;
   std::memcpy(memory, &impossible, sizeof impossible);
+  if (argc > 1 && std::strcmp(argv[1], "exit") == 0) _exit(0);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the proxy's reader looks meanwhile
   const cl_int finished = clFinish(queue);
   std::printf("clFinish after the vandalism: %d\n", finished);

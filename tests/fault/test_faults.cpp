@@ -523,6 +523,22 @@ TEST_CASE("a client that breaks its shared control channel loses its session, an
   CHECK(work_correctly());
 }
 
+// Clients that break their channel and exit at once: the proxy loses each session twice over
+// at the same moment (its channel's reader finds the ring broken, its watchdog the connection
+// closed), while new sessions start; it must admit clients after them. (Before the fix the
+// two could wait for each other for ever; ThreadSanitizer reported their lock order.)
+TEST_CASE("clients that break their shared control channel and exit at once leave the proxy admitting clients",
+          "[fault][isolation]") {
+  constexpr int rounds = 5, at_once = 4;
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<std::future<std::pair<int, std::string>>> vandals;
+    for (int i = 0; i < at_once; ++i)
+      vandals.push_back(std::async(std::launch::async, [] { return run_program({CHANNEL_VANDAL_PATH, "exit"}); }));
+    for (auto& vandal : vandals) CHECK(vandal.get().first == 0);
+    CHECK(work_correctly());
+  }
+}
+
 // A Hello sent with the watchdog's admission that the proxy must not start a session without MPI
 // for (not a frame; a control channel that is not there; a probe that is not the challenge's
 // nonce) puts its client in line for an MPI turn instead (transport/watchdog.hpp); the proxy serves on.
