@@ -34,7 +34,7 @@ cleanup() {
     cat "$HIVECL_CLUSTER_DIR"/logs/proxy-*.log >&2
     status=1
   fi
-  if grep -lE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$HIVECL_CLUSTER_DIR"/logs/*.log >/dev/null 2>&1; then
+  if grep -lE "ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:" "$HIVECL_CLUSTER_DIR"/logs/*.log >/dev/null 2>&1; then
     echo "with-cluster.sh: sanitizer reports in the cluster's logs:" >&2
     cat "$HIVECL_CLUSTER_DIR"/logs/*.log >&2
     status=1
