@@ -66,7 +66,7 @@ class Server {
   // as its probe; its number, or nullopt.
   std::optional<uint32_t> start_session_without_mpi(const protocol::Bytes& nonce, protocol::Bytes&& hello);
   void lose_session(uint32_t number);
-  // Every session, taken out of the map (`take`: for good) under its lock.
+  // The sessions, copied out of the map under its lock (`take`: the map left empty).
   std::vector<std::shared_ptr<Session>> sessions_now(bool take);
   void reap_sessions();
   bool wake_accept_thread();
