@@ -294,8 +294,10 @@ void ControlChannel::read_loop(const std::function<void()>& on_broken, std::chro
       frame = {};
       continue;
     }
+    // Closed before the lock goes: past a frame found too long, a taker would read its bytes as frames.
+    const bool broke_it = result == ControlRing::Result::broken && !closed_.exchange(true);
     lock.unlock();  // on_broken may stop this channel's listeners, whose stop() takes it
-    if (result == ControlRing::Result::broken && !closed_.exchange(true)) on_broken();
+    if (broke_it) on_broken();
     return;
   }
 }

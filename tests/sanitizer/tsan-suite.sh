@@ -13,8 +13,5 @@ export TSAN_OPTIONS="suppressions=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/
 # UCX's memory hooks run in a thread's exit after TSan has let the thread go, and crash the
 # proxy there: Open MPI's own transports, without UCX.
 export OMPI_MCA_pml=ob1 OMPI_MCA_osc=^ucx OMPI_MCA_btl=self,vader,tcp UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
-meson test -C "$build" --print-errorlogs unit proxy-unit api-in-process client kernel-output fault-client-death
-# Of fault-isolation, the clients that break their channel and exit at once. (Its rogue-proxy
-# case counted one malformed frame more than it expects under TSan's timing, once: not run here.)
-"$(dirname "${BASH_SOURCE[0]}")/../with-cluster.sh" "$build" "$build/tests/fault-tests" \
-  "clients that break their shared control channel and exit at once leave the proxy admitting clients"
+meson test -C "$build" --print-errorlogs unit proxy-unit api-in-process client kernel-output fault-isolation \
+  fault-client-death

@@ -212,6 +212,24 @@ TEST_CASE("Control channel: a peer's impossible count or oversized frame ends th
     CHECK(pair->at_proxy.wait_broken());
     CHECK(pair->at_proxy.frames.empty());
   }
+  // The reader has taken the oversized frame's length when it finds it too long: a taker must
+  // not then read the frame's own bytes as frames (zeros: empty frames). Many channels, since
+  // the taker has to come in the moment the reader lets go of the ring.
+  SECTION("a frame over the reader's limit while a taker polls") {
+    for (int round = 0; round < 300; ++round) {
+      std::atomic<bool> taking{true};
+      auto pair = open_pair(4096, 100us, 1000, [&] { return taking.load(); });
+      std::thread taker([&] {
+        while (taking) pair->proxy->try_take();
+      });
+      REQUIRE(pair->client->send(Bytes(2000)));
+      CHECK(pair->at_proxy.wait_broken());
+      taking = false;
+      taker.join();
+      std::lock_guard lock(pair->at_proxy.mutex);
+      REQUIRE(pair->at_proxy.frames.empty());
+    }
+  }
   SECTION("a read count beyond what was written") {
     auto pair = open_pair(4096);
     uint64_t forged = 12345;
