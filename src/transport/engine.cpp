@@ -274,8 +274,10 @@ bool Engine::poll_listeners() {
     MPI_Get_count(&status, MPI_BYTE, &size);
     Operation op{.link = listener.link, .is_send = false, .tag = listener.tag, .probed = true};
     const bool too_large = static_cast<uint64_t>(size) > tuning_.max_message_bytes;
-    // A frame over the limit is still received (into a small buffer, truncated) so it is consumed.
-    op.owned.resize(too_large ? 16 : static_cast<size_t>(size));
+    // A frame over the limit is still received, into nothing (truncated), so it is consumed.
+    // Not into a small buffer: Open MPI 4.1's ob1 copies a large message whole into the
+    // receive buffer over shared memory (vader's CMA get), truncated or not (docs/FINDINGS.md).
+    if (!too_large) op.owned.resize(static_cast<size_t>(size));
     op.data = op.owned.data();
     op.size = op.owned.size();
     op.done = [on_message = listener.on_message, too_large, size](OpStatus st, Bytes&& frame) {
