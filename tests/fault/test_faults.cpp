@@ -168,6 +168,13 @@ struct Setup {
   }
 };
 
+// Sets `stop` when a test leaves, a failed REQUIRE included: the test's async loop, which runs
+// until told, then ends, and the future's destructor, which waits for it, returns.
+struct StopOnExit {
+  std::atomic<bool>& stop;
+  ~StopOnExit() { stop = true; }
+};
+
 // One round of real work through the proxy; false on any error or wrong result. Makes no
 // Catch2 assertion, so that other threads may run it.
 bool work_correctly(int seed = 7) {
@@ -347,11 +354,7 @@ void kill_one_proxy_while_moving(bool sender, bool image) {
     }
     return Outcome{CL_SUCCESS, "stopped", Clock::now()};
   });
-  // A REQUIRE that fails below leaves through the future's destructor, which waits for the rounds.
-  struct StopOnExit {
-    std::atomic<bool>& stop;
-    ~StopOnExit() { stop = true; }
-  } stop_on_exit{stop};
+  const StopOnExit stop_on_exit{stop};
   // Two rounds timed, then the kill comes halfway into the next: in its move, mostly.
   const auto deadline = Clock::now() + 60s;
   const auto after_rounds = [&](int wanted) {
@@ -743,6 +746,7 @@ TEST_CASE("clients killed mid-kernel and holding many objects are released while
     }
     return rounds_and_failures;
   });
+  const StopOnExit stop_on_exit{stop};
   const auto idle_proxy_rss_kib = [&] {
     sampling = true;
     std::lock_guard lock(between_works);
