@@ -276,9 +276,10 @@ bool Engine::poll_listeners() {
     const bool too_large = static_cast<uint64_t>(size) > tuning_.max_message_bytes;
     // A frame over the limit is still received, into nothing (truncated), so it is consumed.
     // Not into a small buffer: Open MPI 4.1's ob1 copies a large message whole into the
-    // receive buffer over shared memory (vader's CMA get), truncated or not (docs/FINDINGS.md).
+    // receive buffer over shared memory (vader's CMA get), truncated or not; at address 0 the
+    // copy faults and writes nothing (docs/FINDINGS.md).
     if (!too_large) op.owned.resize(static_cast<size_t>(size));
-    op.data = op.owned.data();
+    op.data = too_large ? nullptr : op.owned.data();
     op.size = op.owned.size();
     op.done = [on_message = listener.on_message, too_large, size](OpStatus st, Bytes&& frame) {
       if (too_large) log::warn("engine: dropped a control frame of ", size, " bytes (over max_message_bytes)");
