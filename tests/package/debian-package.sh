@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# The Debian packages from a fresh machine's point of view (CI, as root): builds them with
-# dpkg-buildpackage (checks off: the suite ran already; unoptimised: this checks the packaging,
-# and the test command built the same code at -O2; 2 cores: the step took 249 s against 352 s
-# at -O2), runs lintian (errors fail), installs them with apt-get (which pulls their run-time
-# dependencies), starts a local cluster with the installed launcher, runs clinfo and
-# examples/vecadd through the installed ICD, shows the cluster's status, stops it, purges the
-# packages and checks that none of their files is left behind. Needs root; changes the system
-# (installs and removes the packages).
-#   tests/package/debian-package.sh BUILD_DIR     (BUILD_DIR: a build with examples/vecadd)
+# The Debian packages from a fresh machine's point of view (CI, as root): builds them and runs
+# lintian (build-debian-packages.sh) unless PACKAGES_DIR holds them already (that script's
+# output), installs them with apt-get (which pulls their run-time dependencies), starts a local
+# cluster with the installed launcher, runs clinfo and examples/vecadd through the installed
+# ICD, shows the cluster's status, stops it, purges the packages and checks that none of their
+# files is left behind. Needs root; changes the system (installs and removes the packages).
+#   tests/package/debian-package.sh BUILD_DIR [PACKAGES_DIR]    (BUILD_DIR: a build with examples/vecadd)
 set -euo pipefail
 build=$(cd "${1:?build directory with examples/vecadd}" && pwd)
-source=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source=$(cd "$here/../.." && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "debian-package.sh: needs root (installs the packages)" >&2; exit 1; }
 version=$(dpkg-parsechangelog -l "$source/debian/changelog" -S Version)
 work=$(mktemp -d "${TMPDIR:-/tmp}/hivecl-package.XXXXXX")
@@ -23,24 +22,17 @@ cleanup() {
 trap cleanup EXIT
 step() { echo; echo "== $*"; }
 
-build_options="nocheck noopt"
-step "build the packages (dpkg-buildpackage, DEB_BUILD_OPTIONS=\"$build_options\")"
-# A copy of the sources without build trees: dpkg-buildpackage writes its results next to it.
-mkdir "$work/src"
-tar -C "$source" --exclude='./build*' --exclude=./.git --exclude='./obj-*' -cf - . | tar -C "$work/src" -xf -
-(cd "$work/src" && DEB_BUILD_OPTIONS="$build_options" dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
-  { tail -n 40 "$work/build.log"; exit 1; }
-ls "$work"/*.deb
-
-step "lintian"
-lintian --tag-display-limit 0 "$work"/hivecl_*.changes | tee "$work/lintian.txt" || true
-if grep -q '^E: ' "$work/lintian.txt"; then echo "lintian reports errors"; exit 1; fi
-echo "lintian: $(grep -c '^E: ' "$work/lintian.txt") errors, $(grep -c '^W: ' "$work/lintian.txt") warnings"
+if [ -n "${2:-}" ]; then
+  packages_dir=$(cd "$2" && pwd)  # apt-get takes a path with a slash as a file to install
+else
+  packages_dir=$work/packages
+  "$here/build-debian-packages.sh" "$packages_dir"
+fi
 
 step "apt-get install the packages"
 arch=$(dpkg --print-architecture)
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$work/libhivecl1_${version}_$arch.deb" \
-  "$work/hivecl-proxy_${version}_$arch.deb"
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$packages_dir/libhivecl1_${version}_$arch.deb" \
+  "$packages_dir/hivecl-proxy_${version}_$arch.deb"
 dpkg -L "${packages[@]}" | sort -u >"$work/files"
 dpkg-query -W "${packages[@]}"
 
