@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Two questions the suite leaves open on the GPU machine (see check-nvidia.sh for its setup),
+# Two questions the suite leaves open on the GPU machine (see check-nvidia.sh for its setup:
+# nettle's headers carried in),
 # each side by side in one run:
 # - moves: a buffer of a context over two proxies of this node moved from one to the other
 #   (bench-link --moves under tests/cluster/with-two-proxies.sh), through the application

@@ -2,7 +2,9 @@
 # HiveCL's checks on a machine with an NVIDIA GPU (the "device" machine: Ubuntu 24.04,
 # Catch2 3, NVIDIA OpenCL and PoCL 5): build, the test suite against native PoCL and against
 # native NVIDIA, examples/vecadd and clinfo through HiveCL on the GPU, and the call/transfer
-# benchmark against native NVIDIA. Results and logs go to OUTPUT_DIR.
+# benchmark against native NVIDIA. Results and logs go to OUTPUT_DIR. The machine lacks nettle's
+# headers: carry them (tests/gpu/carry-nettle-headers.sh) and set PKG_CONFIG_PATH, as for every
+# script here.
 #   tests/gpu/check-nvidia.sh OUTPUT_DIR
 set -u
 out=$(mkdir -p "${1:?output directory}" && cd "$1" && pwd)
