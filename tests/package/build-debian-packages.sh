@@ -2,8 +2,7 @@
 # Builds the Debian packages with dpkg-buildpackage from a copy of the sources (checks off: CI's
 # suites run them; unoptimised: this checks the packaging, and the test command builds the same
 # code at -O2; 2 cores: the build took 249 s against 352 s at -O2) and runs lintian on them
-# (errors fail). The packages, their .changes and the logs go to OUT_DIR. Needs no root
-# (dpkg-buildpackage uses fakeroot where it is not root).
+# (errors fail). The packages, their .changes and the logs go to OUT_DIR. CI runs it as root.
 #   tests/package/build-debian-packages.sh OUT_DIR
 set -euo pipefail
 source=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
