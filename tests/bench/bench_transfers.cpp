@@ -13,6 +13,8 @@
 // map and unmap of an SVM allocation and blocking copies into and out of it.
 //   HIVECL_BENCH_MIN_BYTES / HIVECL_BENCH_MAX_BYTES  sizes, powers of 4 apart (64 KiB .. 16 MiB)
 //   HIVECL_BENCH_WINDOW         transfers per window (32); fewer where size * window > 1 GiB
+//   HIVECL_BENCH_OWN_HOST_MEMORY=1  each side its own ordinary memory, to tell whether sharing it
+//                               weighs on NVIDIA's two contexts (PERFORMANCE.md, fifty-fifth session)
 #include <CL/cl.h>
 #include <CL/cl_hivecl.h>
 
@@ -305,9 +307,11 @@ int main() {
   const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{16} << 20);
   const size_t window = std::max<size_t>(1, env_size("HIVECL_BENCH_WINDOW", 32));
   SideBySide bench("transfers");
-  std::vector<char> ordinary(max_bytes, 1);
+  // HIVECL_BENCH_OWN_HOST_MEMORY=1: each side its own ordinary memory.
+  const bool own_memory = env_size("HIVECL_BENCH_OWN_HOST_MEMORY", 0) != 0;
+  std::vector<char> ordinary(max_bytes, 1), hivecl_ordinary(own_memory ? max_bytes : 0, 1);
   const Fixture native = make_fixture(bench.native, max_bytes, ordinary.data());
-  const Fixture hivecl = make_fixture(bench.hivecl, max_bytes, ordinary.data());
+  const Fixture hivecl = make_fixture(bench.hivecl, max_bytes, own_memory ? hivecl_ordinary.data() : ordinary.data());
   const auto fixture_of = [&](const Side& side) -> const Fixture& { return &side == &bench.native ? native : hivecl; };
   const std::string path = path_label(bench.hivecl);
   std::printf("HiveCL data path: %s\n", path.c_str());
