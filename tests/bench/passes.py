@@ -16,7 +16,9 @@ and the median of all their ratios pooled, with its 95% interval from resampling
 (processes, whose cases share the process's state; 2,000 resamples, seeded: the same table
 each time).
 
-  tests/bench/passes.py DIR [--match REGEX] [--kinds KIND...] [--against KIND]
+  tests/bench/passes.py DIR... [--match REGEX] [--kinds KIND...] [--against KIND]
+
+Several directories (runs) pool their passes.
 
 Needs python3 alone.
 """
@@ -33,19 +35,21 @@ FILE = re.compile(r"^(?P<kind>.+)-(?P<pass>\d+)\.csv$")
 LABEL = re.compile(r"\s*\[[^\]]*\]$")
 
 
-def read_passes(directory):
-    """kinds in the order first seen, and {case: {kind: {pass: row}}} with cases likewise."""
+def read_passes(directories):
+    """kinds in the order first seen, and {case: {kind: {(directory, pass): row}}} with cases
+    likewise: the passes of several directories (runs) pooled."""
     cases = OrderedDict()
-    named = [(FILE.match(os.path.basename(path)), path) for path in glob.glob(os.path.join(directory, "*.csv"))]
     kinds = []
-    for match, path in sorted(((m, p) for m, p in named if m), key=lambda pair: (int(pair[0]["pass"]), pair[1])):
-        kind = match["kind"]
-        if kind not in kinds:
-            kinds.append(kind)
-        with open(path, newline="") as stream:
-            for row in csv.DictReader(stream):
-                case = f'{row["benchmark"]}: {LABEL.sub("", row["case"])}'
-                cases.setdefault(case, OrderedDict()).setdefault(kind, {})[int(match["pass"])] = row
+    for index, directory in enumerate(directories):
+        named = [(FILE.match(os.path.basename(path)), path) for path in glob.glob(os.path.join(directory, "*.csv"))]
+        for match, path in sorted(((m, p) for m, p in named if m), key=lambda pair: (int(pair[0]["pass"]), pair[1])):
+            kind = match["kind"]
+            if kind not in kinds:
+                kinds.append(kind)
+            with open(path, newline="") as stream:
+                for row in csv.DictReader(stream):
+                    case = f'{row["benchmark"]}: {LABEL.sub("", row["case"])}'
+                    cases.setdefault(case, OrderedDict()).setdefault(kind, {})[(index, int(match["pass"]))] = row
     return kinds, cases
 
 
@@ -86,12 +90,12 @@ def summary(values):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("directory")
+    parser.add_argument("directories", nargs="+", metavar="DIR")
     parser.add_argument("--match", default="", help="only cases whose name matches this regular expression")
     parser.add_argument("--kinds", nargs="+", help="the kinds' columns in this order (default: as first seen)")
     parser.add_argument("--against", default="native", help="bench-alone's reference kind (default: native)")
     arguments = parser.parse_args()
-    kinds, cases = read_passes(arguments.directory)
+    kinds, cases = read_passes(arguments.directories)
     kinds = arguments.kinds or kinds
     wanted = re.compile(arguments.match)
     shown = {case: {kind: ratios(by_kind, kind, arguments.against) for kind in kinds}
