@@ -307,7 +307,6 @@ int main() {
   const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{16} << 20);
   const size_t window = std::max<size_t>(1, env_size("HIVECL_BENCH_WINDOW", 32));
   SideBySide bench("transfers");
-  // HIVECL_BENCH_OWN_HOST_MEMORY=1: each side its own ordinary memory.
   const bool own_memory = env_size("HIVECL_BENCH_OWN_HOST_MEMORY", 0) != 0;
   std::vector<char> ordinary(max_bytes, 1), hivecl_ordinary(own_memory ? max_bytes : 0, 1);
   const Fixture native = make_fixture(bench.native, max_bytes, ordinary.data());

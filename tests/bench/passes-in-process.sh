@@ -5,8 +5,9 @@
 #          against native ("aa": the spread an "ab" ratio must be read against);
 #   alone: bench-alone with one platform visible: native, HiveCL ("hivecl") and native again
 #          ("again": its A/A), as a program would run.
-# The runs of a pass go in an order that turns by one each pass. One process's windows of
-# ordinary memory scatter by tens of percent; the median over passes does not. CSVs are
+# The runs of a pass go in an order that turns by one each pass. One process's transfers of
+# ordinary memory scatter by tens of percent; medians over passes and pooled ratios narrow
+# that (docs/PERFORMANCE.md, fifty-fifth session). CSVs are
 # KIND-PASS.csv in OUTPUT_DIR (those of an earlier run removed), with each run's log;
 # tests/bench/passes.py's tables (python3) go to OUTPUT_DIR/passes.md and stdout. Stops
 # starting passes when fewer than twice PASS_SECONDS (a run's time limit) are left of

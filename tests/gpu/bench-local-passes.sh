@@ -23,6 +23,6 @@ if ! { meson setup $reconfigure "$build" -Dwerror=true --buildtype="${BUILDTYPE:
   tail -40 "$out/build.log"
   exit 1
 fi
-DEADLINE=$(( end - $(date +%s) )) tests/local-only.sh "$build" tests/bench/passes-in-process.sh "$out" "$build/tests/bench-transfers" \
-  "$build/tests/bench-alone" 2>&1 | tee "$out/summary.txt"
+DEADLINE=$(( end - $(date +%s) )) tests/local-only.sh "$build" tests/bench/passes-in-process.sh "$out" \
+  "$build/tests/bench-transfers" "$build/tests/bench-alone" 2>&1 | tee "$out/summary.txt"
 tar czf "$out.tgz" -C "$out" . && mv "$out.tgz" "$out/all.tgz"
