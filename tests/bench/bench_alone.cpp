@@ -14,8 +14,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -26,31 +24,10 @@ using namespace hivecl::bench;
 
 namespace {
 
-constexpr size_t window_bytes_cap = size_t{1} << 30;
-
-// GB/s of `count` transfers of `bytes` between `host` and `device`: non-blocking then
-// clFinish, or blocking one by one.
-double transfer_rate(const Side& side, cl_mem device, void* host, bool writes, size_t bytes, size_t count,
-                     bool blocking) {
-  const cl_bool block = blocking ? CL_TRUE : CL_FALSE;
-  const auto start = Clock::now();
-  for (size_t i = 0; i < count; ++i)
-    check(writes ? clEnqueueWriteBuffer(side.queue, device, block, 0, bytes, host, 0, nullptr, nullptr)
-                 : clEnqueueReadBuffer(side.queue, device, block, 0, bytes, host, 0, nullptr, nullptr),
-          writes ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
-  check(clFinish(side.queue), "clFinish");
-  return static_cast<double>(bytes) * static_cast<double>(count) / seconds_since(start) / 1e9;
-}
-
 class Report {
  public:
-  explicit Report(std::string platform) : platform_(std::move(platform)) {
-    const char* path = std::getenv("HIVECL_BENCH_CSV");
-    if (!path) return;
-    const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
-    csv_.open(path, std::ios::app);
-    if (fresh) csv_ << "benchmark,case,bytes,unit,platform,median,min,max\n";
-  }
+  explicit Report(std::string platform)
+      : platform_(std::move(platform)), csv_(open_csv("benchmark,case,bytes,unit,platform,median,min,max\n")) {}
 
   void row(const std::string& case_name, size_t bytes, std::vector<double> rates) {
     std::sort(rates.begin(), rates.end());
@@ -74,7 +51,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench-alone PLATFORM_NAME\n");
     return 2;
   }
-  const size_t min_bytes = env_size("HIVECL_BENCH_MIN_BYTES", size_t{64} << 10);
+  // At least a byte: the sizes go up by multiplying.
+  const size_t min_bytes = std::max<size_t>(1, env_size("HIVECL_BENCH_MIN_BYTES", size_t{64} << 10));
   const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{16} << 20);
   const size_t window = std::max<size_t>(1, env_size("HIVECL_BENCH_WINDOW", 32));
   const size_t rounds = std::max<size_t>(1, env_size("HIVECL_BENCH_ROUNDS", 7));
@@ -91,7 +69,7 @@ int main(int argc, char** argv) {
   std::vector<char> ordinary(max_bytes, 1);
   Report report(argv[1]);
   for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
-    const size_t count = std::clamp<size_t>(window_bytes_cap / bytes, 1, window);
+    const size_t count = window_count(bytes, window);
     for (const bool page_locked : {false, true})
       for (const bool writes : {true, false})
         for (const bool blocking : {false, true}) {

@@ -30,8 +30,6 @@ using namespace hivecl::bench;
 
 namespace {
 
-constexpr size_t window_bytes_cap = size_t{1} << 30;
-
 // One side's device buffer and two host buffers of `bytes`: malloc'd (both sides') and page-locked.
 struct Fixture {
   cl_mem device = nullptr;
@@ -100,21 +98,6 @@ std::string path_label(const Side& hivecl) {
 // Host memory of `fixture`: page-locked (a mapped CL_MEM_ALLOC_HOST_PTR buffer) or ordinary.
 void* host_memory(const Fixture& fixture, bool pinned) {
   return pinned ? fixture.pinned : fixture.ordinary;
-}
-
-// GB/s of `count` transfers of `bytes`, non-blocking then clFinish (count > 1), or blocking.
-double transfer_rate(const Side& side, const Fixture& fixture, bool writes, bool pinned, size_t bytes, size_t count,
-                     bool blocking) {
-  void* host = host_memory(fixture, pinned);
-  const auto start = Clock::now();
-  for (size_t i = 0; i < count; ++i) {
-    const cl_bool block = blocking ? CL_TRUE : CL_FALSE;
-    check(writes ? clEnqueueWriteBuffer(side.queue, fixture.device, block, 0, bytes, host, 0, nullptr, nullptr)
-                 : clEnqueueReadBuffer(side.queue, fixture.device, block, 0, bytes, host, 0, nullptr, nullptr),
-          writes ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
-  }
-  check(clFinish(side.queue), "clFinish");
-  return static_cast<double>(bytes) * static_cast<double>(count) / seconds_since(start) / 1e9;
 }
 
 // GB/s of `count` rounds of a non-blocking write of half of `bytes` from page-locked memory and
@@ -303,7 +286,8 @@ double new_image_map_rate(const Side& side, bool writes, size_t bytes) {
 }  // namespace
 
 int main() {
-  const size_t min_bytes = env_size("HIVECL_BENCH_MIN_BYTES", size_t{64} << 10);
+  // At least a byte: the sizes go up by multiplying.
+  const size_t min_bytes = std::max<size_t>(1, env_size("HIVECL_BENCH_MIN_BYTES", size_t{64} << 10));
   const size_t max_bytes = env_size("HIVECL_BENCH_MAX_BYTES", size_t{16} << 20);
   const size_t window = std::max<size_t>(1, env_size("HIVECL_BENCH_WINDOW", 32));
   SideBySide bench("transfers");
@@ -315,7 +299,7 @@ int main() {
   const std::string path = path_label(bench.hivecl);
   std::printf("HiveCL data path: %s\n", path.c_str());
   for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
-    const size_t count = std::clamp<size_t>(window_bytes_cap / bytes, 1, window);
+    const size_t count = window_count(bytes, window);
     for (const bool pinned : {false, true}) {
       for (const bool writes : {true, false}) {
         const std::string what = std::string(writes ? "write " : "read ") + size_name(bytes) +
@@ -324,7 +308,9 @@ int main() {
           const std::string name =
               what + (blocking ? ", blocking " : ", x" + std::to_string(count) + " ") + path;
           bench.compare(name, "GB/s", bytes, [&](Side& side) {
-            return transfer_rate(side, fixture_of(side), writes, pinned, bytes, blocking ? 1 : count, blocking);
+            const Fixture& fixture = fixture_of(side);
+            return transfer_rate(side, fixture.device, host_memory(fixture, pinned), writes, bytes,
+                                 blocking ? 1 : count, blocking);
           });
         }
       }
@@ -339,7 +325,7 @@ int main() {
   if (native.image && hivecl.image)
     bench.compare("create image " + size_name(max_bytes) + " from malloc memory " + path, "GB/s", max_bytes,
                   [&](Side& side) { return image_creation_rate(side, fixture_of(side), max_bytes); });
-  const size_t count = std::clamp<size_t>(window_bytes_cap / max_bytes, 1, window);
+  const size_t count = window_count(max_bytes, window);
   for (const bool writes : {true, false}) {
     const std::string what = writes ? "write " : "read ";
     for (const bool pinned : {false, true})

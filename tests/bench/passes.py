@@ -55,13 +55,13 @@ def read_passes(directories):
 
 def ratios(by_kind, kind, against):
     """{pass: the kind's ratio}: its paired ratio, or its median over the reference's."""
-    ratios = {}
+    by_pass = {}
     for number, row in by_kind.get(kind, {}).items():
         if "paired_ratio" in row:
-            ratios[number] = float(row["paired_ratio"])
+            by_pass[number] = float(row["paired_ratio"])
         elif number in by_kind.get(against, {}):
-            ratios[number] = float(row["median"]) / float(by_kind[against][number]["median"])
-    return ratios
+            by_pass[number] = float(row["median"]) / float(by_kind[against][number]["median"])
+    return by_pass
 
 
 def pooled(shown, kind, resamples=2000):
@@ -96,6 +96,8 @@ def main():
     parser.add_argument("--against", default="native", help="bench-alone's reference kind (default: native)")
     arguments = parser.parse_args()
     kinds, cases = read_passes(arguments.directories)
+    if not cases:
+        parser.error("no KIND-PASS.csv files with rows in " + " ".join(arguments.directories))
     kinds = arguments.kinds or kinds
     wanted = re.compile(arguments.match)
     shown = {case: {kind: ratios(by_kind, kind, arguments.against) for kind in kinds}

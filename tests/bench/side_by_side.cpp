@@ -114,6 +114,32 @@ std::string size_label(uint64_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
+size_t window_count(size_t bytes, size_t window) {
+  return std::clamp<size_t>((size_t{1} << 30) / bytes, 1, window);
+}
+
+double transfer_rate(const Side& side, cl_mem device, void* host, bool writes, size_t bytes, size_t count,
+                     bool blocking) {
+  const cl_bool block = blocking ? CL_TRUE : CL_FALSE;
+  const auto start = Clock::now();
+  for (size_t i = 0; i < count; ++i)
+    check(writes ? clEnqueueWriteBuffer(side.queue, device, block, 0, bytes, host, 0, nullptr, nullptr)
+                 : clEnqueueReadBuffer(side.queue, device, block, 0, bytes, host, 0, nullptr, nullptr),
+          writes ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
+  check(clFinish(side.queue), "clFinish");
+  return static_cast<double>(bytes) * static_cast<double>(count) / seconds_since(start) / 1e9;
+}
+
+std::ofstream open_csv(const char* header) {
+  std::ofstream csv;
+  const char* path = std::getenv("HIVECL_BENCH_CSV");
+  if (!path) return csv;
+  const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
+  csv.open(path, std::ios::app);
+  if (fresh) csv << header;
+  return csv;
+}
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -140,13 +166,9 @@ SideBySide::SideBySide(std::string benchmark, cl_command_queue_properties queue_
   if (hivecl.name != "HiveCL") std::printf("the HiveCL column: platform %s\n", hivecl.name.c_str());
   std::printf("%-34s %-6s %26s %26s %8s %22s\n", "case", "unit", "native median [min-max]", "HiveCL median [min-max]",
               "ratio", "paired [min-max]");
-  if (const char* path = std::getenv("HIVECL_BENCH_CSV")) {
-    const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
-    csv_.open(path, std::ios::app);
-    if (fresh)
-      csv_ << "benchmark,case,bytes,unit,native_median,native_min,native_max,hivecl_median,hivecl_min,hivecl_max,"
-              "ratio,paired_ratio,paired_min,paired_max\n";
-  }
+  csv_ = open_csv(
+      "benchmark,case,bytes,unit,native_median,native_min,native_max,hivecl_median,hivecl_min,hivecl_max,"
+      "ratio,paired_ratio,paired_min,paired_max\n");
 }
 
 void SideBySide::compare(const std::string& case_name, const std::string& unit, uint64_t bytes,

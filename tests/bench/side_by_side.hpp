@@ -54,6 +54,16 @@ double profiled_seconds(cl_event event);
 double launch_seconds(const Side& side, cl_kernel kernel, size_t global_size, int launches, bool profiled);
 // "4 KiB", "16 MiB".
 std::string size_label(uint64_t bytes);
+// VOCL's window test: transfers of `bytes` in a window of `window`, fewer where they would
+// pass 1 GiB together.
+size_t window_count(size_t bytes, size_t window);
+// GB/s of `count` transfers of `bytes` between `host` and `device`: non-blocking then clFinish,
+// or blocking one by one.
+double transfer_rate(const Side& side, cl_mem device, void* host, bool writes, size_t bytes, size_t count,
+                     bool blocking);
+// The CSV file HIVECL_BENCH_CSV names, opened to append, `header` (a line) written first into a
+// new or empty one; not open where the variable is unset.
+std::ofstream open_csv(const char* header);
 
 // Runs one round's two steps: native first in even rounds, HiveCL first in odd ones, so that
 // what the first of a round leaves the second (caches, clocks) falls on both sides alike.
